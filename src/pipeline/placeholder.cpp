@@ -1,0 +1,1 @@
+// Placeholder translation unit so the pipeline layer library has a source; replaced as the layer grows.
