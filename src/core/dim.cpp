@@ -86,8 +86,34 @@ DimExpr DimExpr::make(Kind k, const DimExpr& a, const DimExpr& b) {
   return DimExpr(std::shared_ptr<const Node>(std::move(n)));
 }
 
+namespace {
+[[noreturn]] void overflow(const char* what) {
+  throw ShapeError(std::string("DimExpr: int64 overflow in ") + what + " of extents");
+}
+int64_t add_i64(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) overflow("a sum");
+  return r;
+}
+int64_t sub_i64(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) overflow("a difference");
+  return r;
+}
+int64_t mul_i64(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) overflow("a product");
+  return r;
+}
+// Splits c*x into (c, x); anything else is (1, e).
+std::pair<int64_t, DimExpr> coefficient(const DimExpr& e) {
+  if (e.kind() == DimExpr::Kind::Mul && e.lhs().is_const()) return {e.lhs().value(), e.rhs()};
+  return {1, e};
+}
+}  // namespace
+
 DimExpr operator+(const DimExpr& a, const DimExpr& b) {
-  if (a.is_const() && b.is_const()) return DimExpr(a.value() + b.value());
+  if (a.is_const() && b.is_const()) return DimExpr(add_i64(a.value(), b.value()));
   if (a.is_const()) return b + a;  // canonical: constant on the right
   if (b.is_const() && b.value() == 0) return a;
   // (x + c1) + c2 -> x + (c1 + c2)
@@ -96,12 +122,16 @@ DimExpr operator+(const DimExpr& a, const DimExpr& b) {
   // x + (y + c) -> (x + y) + c, so constants gather at the top
   if (b.kind() == DimExpr::Kind::Add && b.rhs().is_const()) return (a + b.lhs()) + b.rhs();
   if (a.kind() == DimExpr::Kind::Add && a.rhs().is_const()) return (a.lhs() + b) + a.rhs();
+  // c1*x + c2*x -> (c1+c2)*x, so B + B + 1 and 2*B + 1 agree.
+  auto [ca, ta] = coefficient(a);
+  auto [cb, tb] = coefficient(b);
+  if (ta == tb) return DimExpr(add_i64(ca, cb)) * ta;
   return DimExpr::make(DimExpr::Kind::Add, a, b);
 }
 
 DimExpr operator-(const DimExpr& a, const DimExpr& b) {
-  if (a.is_const() && b.is_const()) return DimExpr(a.value() - b.value());
-  if (b.is_const()) return a + DimExpr(-b.value());
+  if (a.is_const() && b.is_const()) return DimExpr(sub_i64(a.value(), b.value()));
+  if (b.is_const()) return a + DimExpr(sub_i64(0, b.value()));
   if (a == b) return DimExpr(0);
   // (x + y) - y -> x
   if (a.kind() == DimExpr::Kind::Add && a.rhs() == b) return a.lhs();
@@ -111,12 +141,12 @@ DimExpr operator-(const DimExpr& a, const DimExpr& b) {
 }
 
 DimExpr operator*(const DimExpr& a, const DimExpr& b) {
-  if (a.is_const() && b.is_const()) return DimExpr(a.value() * b.value());
+  if (a.is_const() && b.is_const()) return DimExpr(mul_i64(a.value(), b.value()));
   if (b.is_const()) return b * a;  // canonical: constant on the left
   if (a.is_const()) {
     if (a.value() == 0) return DimExpr(0);
     if (a.value() == 1) return b;
-    if (b.kind() == DimExpr::Kind::Mul && b.lhs().is_const()) return DimExpr(a.value() * b.lhs().value()) * b.rhs();
+    if (b.kind() == DimExpr::Kind::Mul && b.lhs().is_const()) return DimExpr(mul_i64(a.value(), b.lhs().value())) * b.rhs();
   }
   return DimExpr::make(DimExpr::Kind::Mul, a, b);
 }

@@ -56,3 +56,19 @@ TEST(DimExpr, RejectsBadInput) {
 
 }  // namespace
 }  // namespace evoxc
+
+namespace evoxc {
+namespace {
+TEST(DimExpr, CollectsLikeTerms) {
+  DimExpr b = Dim("B");
+  EXPECT_EQ(b + b + 1, 2 * b + 1);
+  EXPECT_EQ((b + 1) + b, 2 * b + 1);
+  EXPECT_EQ(3 * b + b, 4 * b);
+  EXPECT_EQ((2 * b + 1).to_string(), "(2*B+1)");
+}
+TEST(DimExpr, OverflowIsAShapeError) {
+  EXPECT_THROW(DimExpr(INT64_MAX) + DimExpr(1), ShapeError);
+  EXPECT_THROW(DimExpr(INT64_MAX / 2) * DimExpr(3), ShapeError);
+}
+}  // namespace
+}  // namespace evoxc

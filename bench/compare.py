@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Runs the evoxc benchmark workloads side by side with numpy, PyTorch and JAX, and prints ratios.
+
+Usage: .venv/bin/python bench/compare.py [--quick] [--json out.json]
+Times are medians of per-call times; the table's ratio columns are peer time / evoxc time
+(above 1 means evoxc is faster). Absolute times are not comparable across machines or runs.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+N = 1 << 20
+
+
+def time_call(fn, batch_s, reps):
+    for _ in range(3):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        if time.perf_counter() - t0 >= batch_s:
+            break
+        n *= 2
+    per_call = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        per_call.append((time.perf_counter() - t0) / n)
+    return statistics.median(per_call)
+
+
+def rand(shape, seed):
+    import numpy as np
+    return np.random.default_rng(seed).random(shape, dtype=np.float32) - 0.5
+
+
+def numpy_workloads():
+    import numpy as np
+    x, c = rand(64, 1), rand(64, 2)
+
+    def chain():
+        y = x
+        for _ in range(50):
+            y = (y * c) + c
+        return y
+
+    a, b = rand(N, 3), rand(N, 4)
+    m = rand((1024, 1024), 5)
+    p, q = rand((512, 512), 6), rand((512, 512), 7)
+    return {
+        "dispatch_chain100_64": chain,
+        "tanh_fma_1M": lambda: np.tanh(a * b + a),
+        "sum_axis1_1024": lambda: m.sum(axis=1),
+        "matmul_512": lambda: p @ q,
+    }
+
+
+def torch_workloads():
+    import torch
+    t = lambda arr: torch.from_numpy(arr)
+    x, c = t(rand(64, 1)), t(rand(64, 2))
+
+    def chain():
+        y = x
+        for _ in range(50):
+            y = (y * c) + c
+        return y
+
+    a, b = t(rand(N, 3)), t(rand(N, 4))
+    m = t(rand((1024, 1024), 5))
+    p, q = t(rand((512, 512), 6)), t(rand((512, 512), 7))
+    with torch.inference_mode():
+        pass
+    return {
+        "dispatch_chain100_64": chain,
+        "tanh_fma_1M": lambda: torch.tanh(a * b + a),
+        "sum_axis1_1024": lambda: m.sum(dim=1),
+        "matmul_512": lambda: p @ q,
+    }
+
+
+def jax_workloads():
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_platforms", "cpu")
+
+    def chain(y, c):
+        for _ in range(50):
+            y = (y * c) + c
+        return y
+
+    x, c = jnp.asarray(rand(64, 1)), jnp.asarray(rand(64, 2))
+    a, b = jnp.asarray(rand(N, 3)), jnp.asarray(rand(N, 4))
+    m = jnp.asarray(rand((1024, 1024), 5))
+    p, q = jnp.asarray(rand((512, 512), 6)), jnp.asarray(rand((512, 512), 7))
+    jc = jax.jit(chain)
+    jt = jax.jit(lambda a, b: jnp.tanh(a * b + a))
+    js = jax.jit(lambda m: m.sum(axis=1))
+    jm = jax.jit(lambda p, q: p @ q)
+    return {
+        "dispatch_chain100_64": lambda: jc(x, c).block_until_ready(),
+        "tanh_fma_1M": lambda: jt(a, b).block_until_ready(),
+        "sum_axis1_1024": lambda: js(m).block_until_ready(),
+        "matmul_512": lambda: jm(p, q).block_until_ready(),
+    }
+
+
+LABELS = {
+    "dispatch_chain100_64": "100 elementwise ops on (64,) f32",
+    "tanh_fma_1M": "tanh(a*b+a), 2^20 f32",
+    "sum_axis1_1024": "sum(axis=1), 1024x1024 f32",
+    "matmul_512": "matmul 512x512 f32",
+}
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s < 1e-3:
+        return f"{s * 1e6:.2f} us"
+    return f"{s * 1e3:.3f} ms"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="shorter timing batches")
+    ap.add_argument("--json", help="also write the raw results here")
+    ap.add_argument("--bench-binary", default=os.path.join(ROOT, "build", "bin", "evoxc_bench"))
+    args = ap.parse_args()
+    batch_s, reps = (0.02, 5) if args.quick else (0.1, 9)
+
+    cmd = [args.bench_binary] + (["--quick"] if args.quick else [])
+    evoxc = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+    peers = {}
+    for name, make in (("numpy", numpy_workloads), ("torch", torch_workloads), ("jax.jit", jax_workloads)):
+        try:
+            fns = make()
+        except ImportError as e:
+            print(f"[{name} not installed: {e}; column left empty]", file=sys.stderr)
+            continue
+        peers[name] = {k: time_call(f, batch_s, reps) for k, f in fns.items()}
+
+    names = list(peers)
+    head = f"{'workload':36} {'evoxc':>11} " + " ".join(f"{n:>11}" for n in names)
+    head += "   " + " ".join(f"{'vs ' + n:>11}" for n in names)
+    print(f"evoxc interpreter vs peers on this machine ({evoxc.get('threads')} threads; ratio = peer time / evoxc time)")
+    print(head)
+    for key, label in LABELS.items():
+        e = evoxc.get(key)
+        row = f"{label:36} {fmt_time(e):>11} " + " ".join(f"{fmt_time(peers[n].get(key)):>11}" for n in names)
+        row += "   " + " ".join(f"{peers[n][key] / e:>10.2f}x" for n in names)
+        print(row)
+    per_op = evoxc["dispatch_chain100_64"] / 100
+    np_per_op = peers.get("numpy", {}).get("dispatch_chain100_64")
+    line = f"per-op dispatch: evoxc {per_op * 1e9:.1f} ns"
+    if np_per_op:
+        line += f", numpy {np_per_op / 100 * 1e9:.1f} ns"
+    print(line)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"evoxc": evoxc, **peers}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

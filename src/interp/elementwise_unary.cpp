@@ -1,0 +1,379 @@
+// Unary elementwise kernels: float math through the SLEEF tables, integer and predicate ops as
+// plain loops the compiler vectorises.
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "elementwise.h"
+#include "evoxc/core/error.h"
+#include "vecmath.h"
+#include "vecmath_scalar.h"
+
+namespace evoxc::interp {
+namespace {
+
+using scalar::compute_t;
+using scalar::is_fp_v;
+using scalar::is_half_v;
+using scalar::is_int_v;
+
+// y[i] = R(Op::f(x[i])) with 16-bit floats widened to float first. The in-place case gets
+// its own loop so the vectoriser sees one pointer instead of a possible overlap.
+template <typename T, typename R, typename Op>
+void unary_loop(const void* in, void* out, int64_t n, const UnaryParams& p) {
+  using C = compute_t<T>;
+  const T* x = static_cast<const T*>(in);
+  R* y = static_cast<R*>(out);
+  if constexpr (std::is_same_v<T, R>) {
+    if (static_cast<const void*>(y) == in) {
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<R>(Op::template f<C>(static_cast<C>(y[i]), p));
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<R>(Op::template f<C>(static_cast<C>(x[i]), p));
+}
+
+struct Neg {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    if constexpr (is_int_v<C>)
+      return scalar::wrap_sub(C(0), x);
+    else
+      return -x;
+  }
+};
+struct Abs {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    if constexpr (std::is_unsigned_v<C>)
+      return x;
+    else if constexpr (is_int_v<C>)
+      return x < 0 ? scalar::wrap_sub(C(0), x) : x;  // abs(INT_MIN) wraps
+    else
+      return std::fabs(x);
+  }
+};
+struct Sign {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    if constexpr (std::is_unsigned_v<C>)
+      return x > 0 ? C(1) : C(0);
+    else
+      return x > 0 ? C(1) : (x < 0 ? C(-1) : x);  // keeps +-0 and NaN
+  }
+};
+struct Square {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    if constexpr (is_int_v<C>)
+      return scalar::wrap_mul(x, x);
+    else
+      return x * x;
+  }
+};
+struct Relu {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    if constexpr (is_int_v<C>)
+      return x > 0 ? x : C(0);
+    else
+      return (x > 0 || x != x) ? x : C(0);
+  }
+};
+struct IsNan {
+  template <typename C>
+  static bool f(C x, const UnaryParams&) {
+    if constexpr (std::is_floating_point_v<C>)
+      return x != x;
+    else
+      return false;
+  }
+};
+struct IsInf {
+  template <typename C>
+  static bool f(C x, const UnaryParams&) {
+    if constexpr (std::is_floating_point_v<C>)
+      return std::fabs(x) == std::numeric_limits<C>::infinity();
+    else
+      return false;
+  }
+};
+struct IsFinite {
+  template <typename C>
+  static bool f(C x, const UnaryParams&) {
+    if constexpr (std::is_floating_point_v<C>)
+      return x - x == x - x;  // false for inf and NaN
+    else
+      return true;
+  }
+};
+struct LogicalNot {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    return !x;
+  }
+};
+struct BitwiseNot {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    if constexpr (std::is_same_v<C, bool>)
+      return !x;
+    else
+      return static_cast<C>(~static_cast<scalar::wide_unsigned_t<C>>(static_cast<std::make_unsigned_t<C>>(x)));
+  }
+};
+struct Popcount {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    return static_cast<C>(std::popcount(static_cast<std::make_unsigned_t<C>>(x)));
+  }
+};
+struct NanToNum {
+  template <typename C>
+  static C f(C x, const UnaryParams& p) {
+    if (x != x) return static_cast<C>(p.a);
+    if (x == std::numeric_limits<C>::infinity()) return static_cast<C>(p.b);
+    if (x == -std::numeric_limits<C>::infinity()) return static_cast<C>(p.c);
+    return x;
+  }
+};
+
+// Inverse error function in double: a rational first guess (Giles 2010, single-precision
+// form) polished by two Halley steps on erf, which brings it to double accuracy.
+double erf_inv(double y) {
+  if (y != y || y < -1 || y > 1) return std::numeric_limits<double>::quiet_NaN();
+  if (y == 1) return std::numeric_limits<double>::infinity();
+  if (y == -1) return -std::numeric_limits<double>::infinity();
+  if (y == 0) return y;  // keeps -0
+  double w = -std::log((1.0 - y) * (1.0 + y));
+  double x;
+  if (w < 5.0) {
+    w -= 2.5;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w;
+    p = -3.5233877e-06 + p * w;
+    p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w;
+    p = -0.00125372503 + p * w;
+    p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w;
+    p = 1.50140941 + p * w;
+    x = p * y;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    double p = -0.000200214257;
+    p = 0.000100950558 + p * w;
+    p = 0.00134934322 + p * w;
+    p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w;
+    p = -0.0076224613 + p * w;
+    p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w;
+    p = 2.83297682 + p * w;
+    x = p * y;
+  }
+  constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+  for (int k = 0; k < 2; ++k) {
+    // Near |y| = 1 the residual erf(x) - y loses digits; erfc keeps them.
+    double r =
+        std::fabs(y) > 0.5 ? (y > 0 ? -1.0 : 1.0) * (std::erfc(std::fabs(x)) - (1.0 - std::fabs(y))) : std::erf(x) - y;
+    double d = kTwoOverSqrtPi * std::exp(-x * x);
+    if (d == 0) break;
+    x -= r / (d + x * r);  // Halley: r / (f' - f f''/(2 f')) with f''= -2 x f'
+  }
+  return x;
+}
+
+// digamma in double: reflection below 0, recurrence up to 10, then the asymptotic series.
+// Poles: 0 gives -inf (the limit from above, as torch), negative integers NaN.
+double digamma(double x) {
+  constexpr double kPi = 3.14159265358979323846;
+  if (x != x || x == -std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();
+  if (x == 0) return -std::numeric_limits<double>::infinity();
+  double result = 0;
+  if (x < 0) {
+    double fl = std::floor(x);
+    if (fl == x) return std::numeric_limits<double>::quiet_NaN();
+    double r = x - std::nearbyint(x);  // tan(pi x) has period 1; the reduction is exact
+    result -= kPi / std::tan(kPi * r);
+    x = 1 - x;
+  }
+  while (x < 10) {  // the series below is good to 1e-17 from 10 on
+    result -= 1 / x;
+    x += 1;
+  }
+  double z = 1 / (x * x);
+  double series =
+      z *
+      (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+  return result + std::log(x) - 0.5 / x - series;
+}
+
+struct ErfInv {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    return static_cast<C>(erf_inv(static_cast<double>(x)));
+  }
+};
+struct Digamma {
+  template <typename C>
+  static C f(C x, const UnaryParams&) {
+    if constexpr (std::is_same_v<C, float>)
+      return scalar::narrow_to_float(digamma(static_cast<double>(x)));
+    else
+      return static_cast<C>(digamma(static_cast<double>(x)));
+  }
+};
+
+enum class Class { Numeric, NumericOrBool, Bool, IntOrBool, Int, Float };
+
+template <typename T>
+constexpr bool accepts(Class c) {
+  switch (c) {
+    case Class::Numeric: return is_int_v<T> || is_fp_v<T>;
+    case Class::NumericOrBool: return true;
+    case Class::Bool: return std::is_same_v<T, bool>;
+    case Class::IntOrBool: return is_int_v<T> || std::is_same_v<T, bool>;
+    case Class::Int: return is_int_v<T>;
+    case Class::Float: return is_fp_v<T>;
+  }
+  return false;
+}
+
+// Same-type (Pred = false) or bool-result (Pred = true) kernel for every dtype in class c.
+template <typename Op, Class c, bool Pred = false>
+UnaryFn pick(DType t) {
+  return visit_dtype(t, [](auto tag) -> UnaryFn {
+    using T = decltype(tag);
+    if constexpr (accepts<T>(c)) {
+      if constexpr (Pred)
+        return &unary_loop<T, bool, Op>;
+      else
+        return &unary_loop<T, T, Op>;
+    } else {
+      return nullptr;
+    }
+  });
+}
+
+struct MathOp {
+  std::string_view name;
+  vecmath::Fn1 fn;
+};
+using vecmath::Fn1;
+constexpr MathOp kMathOps[] = {
+    {"exp", Fn1::Exp},
+    {"exp2", Fn1::Exp2},
+    {"expm1", Fn1::Expm1},
+    {"log", Fn1::Log},
+    {"log2", Fn1::Log2},
+    {"log10", Fn1::Log10},
+    {"log1p", Fn1::Log1p},
+    {"sqrt", Fn1::Sqrt},
+    {"rsqrt", Fn1::Rsqrt},
+    {"cbrt", Fn1::Cbrt},
+    {"reciprocal", Fn1::Reciprocal},
+    {"sin", Fn1::Sin},
+    {"cos", Fn1::Cos},
+    {"tan", Fn1::Tan},
+    {"asin", Fn1::Asin},
+    {"acos", Fn1::Acos},
+    {"atan", Fn1::Atan},
+    {"sinh", Fn1::Sinh},
+    {"cosh", Fn1::Cosh},
+    {"tanh", Fn1::Tanh},
+    {"asinh", Fn1::Asinh},
+    {"acosh", Fn1::Acosh},
+    {"atanh", Fn1::Atanh},
+    {"sigmoid", Fn1::Sigmoid},
+    {"erf", Fn1::Erf},
+    {"erfc", Fn1::Erfc},
+    {"lgamma", Fn1::Lgamma},
+    {"softplus", Fn1::Softplus},
+    {"floor", Fn1::Floor},
+    {"ceil", Fn1::Ceil},
+    {"round", Fn1::Round},
+    {"trunc", Fn1::Trunc},
+};
+
+// Reads an optional float attribute; a value of another kind is the attribute helper's TypeError.
+double float_attr_or(const AttrMap& attrs, const char* name, double fallback, std::string_view op) {
+  if (attrs.find(name) == attrs.end()) return fallback;
+  return attr_float(attrs, name, std::string(op));
+}
+
+// The replacement values of nan_to_num, pre-rounded to the dtype so the kernel only casts
+// in-range values. Defaults follow numpy: 0, the largest and the lowest finite value.
+UnaryParams nan_to_num_params(DType t, const AttrMap& attrs) {
+  UnaryParams p;
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_fp_v<T>) {
+      double hi, lo;
+      if constexpr (std::is_same_v<T, float16>)
+        hi = 65504.0;
+      else if constexpr (std::is_same_v<T, bfloat16>)
+        hi = 0x1.fep127;
+      else
+        hi = static_cast<double>(std::numeric_limits<T>::max());
+      lo = -hi;
+      double vals[3] = {float_attr_or(attrs, "nan", 0.0, "nan_to_num"),
+                        float_attr_or(attrs, "posinf", hi, "nan_to_num"),
+                        float_attr_or(attrs, "neginf", lo, "nan_to_num")};
+      for (double& v : vals) {
+        if constexpr (std::is_same_v<T, double>) {
+          (void)v;
+        } else if constexpr (std::is_same_v<T, float>) {
+          v = scalar::narrow_to_float(v);
+        } else {
+          v = static_cast<double>(static_cast<float>(T(scalar::narrow_to_float_odd(v))));
+        }
+      }
+      p.a = vals[0];
+      p.b = vals[1];
+      p.c = vals[2];
+    }
+  });
+  return p;
+}
+
+}  // namespace
+
+UnaryFn unary_kernel(std::string_view op, DType t, const AttrMap& attrs, UnaryParams* params) {
+  int slot = vecmath::float_slot(t);
+  for (const MathOp& m : kMathOps) {
+    if (m.name == op) return slot < 0 ? nullptr : vecmath::table().unary[static_cast<int>(m.fn)][slot];
+  }
+  if (op == "gelu") {
+    if (slot < 0) return nullptr;
+    bool approximate = attrs.find("approximate") != attrs.end() && attr_bool(attrs, "approximate", "gelu");
+    return vecmath::table().unary[static_cast<int>(approximate ? Fn1::GeluTanh : Fn1::GeluErf)][slot];
+  }
+  if (op == "erf_inv") return pick<ErfInv, Class::Float>(t);
+  if (op == "digamma") return pick<Digamma, Class::Float>(t);
+  if (op == "neg") return pick<Neg, Class::Numeric>(t);
+  if (op == "abs") return pick<Abs, Class::Numeric>(t);
+  if (op == "sign") return pick<Sign, Class::Numeric>(t);
+  if (op == "square") return pick<Square, Class::Numeric>(t);
+  if (op == "relu") return pick<Relu, Class::Numeric>(t);
+  if (op == "isnan") return pick<IsNan, Class::NumericOrBool, true>(t);
+  if (op == "isinf") return pick<IsInf, Class::NumericOrBool, true>(t);
+  if (op == "isfinite") return pick<IsFinite, Class::NumericOrBool, true>(t);
+  if (op == "logical_not") return pick<LogicalNot, Class::Bool>(t);
+  if (op == "bitwise_not") return pick<BitwiseNot, Class::IntOrBool>(t);
+  if (op == "popcount") return pick<Popcount, Class::Int>(t);
+  if (op == "nan_to_num") {
+    UnaryFn fn = pick<NanToNum, Class::Float>(t);
+    if (fn == nullptr) return nullptr;
+    UnaryParams p = nan_to_num_params(t, attrs);
+    if (params == nullptr) {
+      throw InternalError("unary_kernel: nan_to_num needs a UnaryParams to hold its replacement values");
+    }
+    *params = p;
+    return fn;
+  }
+  return nullptr;
+}
+
+}  // namespace evoxc::interp

@@ -1,1 +1,0 @@
-// Placeholder translation unit so the interp layer library has a source; replaced as the layer grows.

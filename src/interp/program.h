@@ -1,0 +1,220 @@
+// The interpreter's prepared plan: value table, compiled dim expressions, run-time checks, kernels, buffers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evoxc/interp/interp.h"
+#include "evoxc/ir/ir.h"
+
+namespace evoxc::interp {
+
+// What a kernel sees while running: one data pointer per value, the flat table of every
+// value's concrete extents, and every value's element count.
+struct Frame {
+  void* const* ptr;
+  const int64_t* dims;
+  const int64_t* numel;
+};
+
+// One prepared instruction. run() must not throw, allocate or look anything up by name:
+// every decision was taken when the kernel was built.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(const Frame& f) const = 0;
+};
+
+// Static facts about one SSA value.
+struct ValueDesc {
+  TensorType type;
+  uint32_t dim_off = 0;  // where its extents start in Frame::dims
+  bool is_static = false;
+  std::string name;  // for messages: "%3" or "input [0]"
+  DType dtype() const { return type.dtype; }
+  uint32_t rank() const { return static_cast<uint32_t>(type.rank()); }
+};
+
+// Integer dim expressions compiled to postfix code over symbol slots, so a call binds
+// and evaluates shapes without hashing names.
+class DimCode {
+ public:
+  // Returns an expression id; `sym_slot` maps a symbol name to its slot.
+  int32_t add(const DimExpr& e, const std::map<std::string, int32_t>& sym_slot);
+  // ValidationError on division by zero or int64 overflow.
+  int64_t eval(int32_t id, const int64_t* syms) const;
+  const DimExpr& expr(int32_t id) const { return exprs_[static_cast<size_t>(id)]; }
+  size_t size() const { return exprs_.size(); }
+
+ private:
+  struct Ins {
+    DimExpr::Kind kind;
+    int64_t arg;
+  };
+  void emit(const DimExpr& e, const std::map<std::string, int32_t>& sym_slot, int depth, int& max_depth);
+  std::vector<Ins> code_;
+  std::vector<std::pair<uint32_t, uint32_t>> ranges_;
+  std::vector<DimExpr> exprs_;
+};
+
+// A run-time shape condition the graph relies on. Conditions that are decidable at
+// prepare are decided there; the rest run on every call, in op order.
+struct Check {
+  enum class Kind : uint8_t { Equal, BroadcastTo, LessEqual, NonNegative };
+  Kind kind;
+  int32_t a = -1, b = -1;  // DimCode ids
+  std::string what;        // "evoxc.slice at f.cpp:3:0: limit of axis 0 within the operand's extent"
+};
+
+// What a kernel factory gets at prepare.
+class PrepareCtx {
+ public:
+  PrepareCtx(const Operation& op, std::string where, const std::vector<ValueDesc>& values,
+             const std::vector<int64_t>& static_dims, std::vector<uint32_t> in, std::vector<uint32_t> out)
+      : op(op),
+        where(std::move(where)),
+        values_(values),
+        static_dims_(static_dims),
+        in(std::move(in)),
+        out(std::move(out)) {}
+
+  const Operation& op;
+  const std::string where;  // "evoxc.add at f.cpp:3:0", for messages
+  const ValueDesc& val(uint32_t id) const { return values_[id]; }
+  const ValueDesc& operand(size_t i) const { return values_[in[i]]; }
+  const ValueDesc& result(size_t i = 0) const { return values_[out[i]]; }
+  // True when every operand and result has static extents (geometry can be precomputed).
+  bool all_static() const;
+  // The extents of a static value (valid only when it is static).
+  const int64_t* static_dims(uint32_t id) const { return static_dims_.data() + values_[id].dim_off; }
+
+  // Conditions to hold at run time; `what` says which condition, without the op.
+  void require_equal(const DimExpr& a, const DimExpr& b, const std::string& what);
+  void require_broadcast(const DimExpr& operand, const DimExpr& result, const std::string& what);
+  void require_less_equal(const DimExpr& a, const DimExpr& b, const std::string& what);
+  // BackendError naming the op.
+  [[noreturn]] void fail(const std::string& why) const;
+
+  // Filled by the factory: operand indices the result may be written over (elementwise
+  // ops whose kernel tolerates out == in), when that operand dies here.
+  std::vector<size_t> in_place_operands;
+  // Filled by the factory for zero-copy ops: the result shares the operand's bytes.
+  bool alias_operand0 = false;
+
+  struct PendingCheck {
+    Check::Kind kind;
+    DimExpr a, b;
+    std::string what;
+  };
+  std::vector<PendingCheck> checks;
+
+ private:
+  const std::vector<ValueDesc>& values_;
+  const std::vector<int64_t>& static_dims_;
+
+ public:
+  const std::vector<uint32_t> in, out;
+};
+
+using KernelPtr = std::unique_ptr<Kernel>;
+
+// Kernel factories, one per op family (each file of this layer registers one).
+// Each validates attributes (BackendError naming the op), records run-time checks and
+// returns the kernel; constant returns nullptr (its tensor is read in place).
+KernelPtr make_elementwise_kernel(PrepareCtx& ctx);
+KernelPtr make_reduce_kernel(PrepareCtx& ctx);
+KernelPtr make_argreduce_kernel(PrepareCtx& ctx);
+KernelPtr make_dot_kernel(PrepareCtx& ctx);
+KernelPtr make_structure_kernel(PrepareCtx& ctx);
+KernelPtr make_creation_kernel(PrepareCtx& ctx);
+
+bool is_reduce_op(std::string_view op);
+bool is_structure_op(std::string_view op);
+bool is_creation_op(std::string_view op);
+
+// numpy's shape text: "(5, 3)", "(4,)", "()".
+std::string shape_text(const int64_t* dims, size_t rank);
+
+class Program {
+ public:
+  enum class StorageKind : uint8_t { Input, Constant, Output, Temp };
+  struct Storage {
+    StorageKind kind = StorageKind::Temp;
+    uint32_t index = 0;  // input, constant, output or buffer number
+  };
+  struct InputRule {
+    enum class Kind : uint8_t { Const, Bind, SameSym, Expr };
+    Kind kind;
+    uint32_t input, axis;
+    int32_t slot = -1;                         // symbol slot (Bind, SameSym) or DimCode id (Expr)
+    int64_t value = 0;                         // Const
+    uint32_t first_input = 0, first_axis = 0;  // SameSym: where the symbol was bound
+  };
+  struct Buffer {
+    size_t static_bytes = 0;
+    std::vector<uint32_t> values;  // every value stored in it (sizes them at run time)
+  };
+
+  // Values and their extents.
+  std::vector<ValueDesc> values;
+  bool all_static = true;
+  std::vector<int64_t> dims_template;  // constant extents; symbolic slots filled per call
+  std::vector<int32_t> dim_expr;       // per dims entry: DimCode id or -1
+  std::vector<int64_t> static_numel;   // per value, when all_static
+  std::vector<std::string> producer;   // per value: "evoxc.op at loc" or the input path
+  DimCode code;
+  std::vector<std::string> sym_names;
+
+  // Inputs.
+  size_t num_inputs = 0;
+  std::vector<std::string> input_paths;
+  std::vector<InputRule> input_rules;
+  std::vector<Check> checks;
+
+  // Storage plan.
+  std::vector<Storage> storage;  // per value
+  std::vector<Buffer> buffers;
+  std::vector<size_t> static_offsets;  // per buffer, when all_static
+  size_t static_arena = 0;
+  std::vector<Tensor> constants;
+
+  // Instructions, in op order.
+  std::vector<KernelPtr> kernels;
+
+  // Outputs: the value each output leaf holds; `direct` when its producer writes the
+  // caller's buffer, otherwise it is copied after the run.
+  std::vector<uint32_t> output_value;
+  std::vector<bool> output_direct;
+  // Values whose pointer changes per call (stored in an input or an output).
+  std::vector<uint32_t> patch_values;
+
+  // Per-call scratch, pooled so steady-state calls allocate nothing.
+  struct FrameData;
+  std::unique_ptr<FrameData> acquire_frame() const;
+  void release_frame(std::unique_ptr<FrameData> f) const;
+
+  Program();
+  ~Program();
+
+ private:
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<FrameData>> pool_;
+};
+
+struct Program::FrameData {
+  std::vector<void*> ptr;
+  std::vector<int64_t> dims, numel, syms, expr_vals;
+  std::vector<size_t> offsets;
+  std::vector<Tensor> staged;  // outputs computed away from an overlapping caller buffer
+  void* arena = nullptr;
+  size_t arena_cap = 0;
+  ~FrameData();
+  void reserve_arena(size_t bytes);
+};
+
+}  // namespace evoxc::interp

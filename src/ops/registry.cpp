@@ -1,0 +1,196 @@
+// The op registry: built once from the family files, plus the checks every op shares (arity, dtypes, attributes).
+#include "ops/registry.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace evoxc {
+
+namespace ops_detail {
+
+OpDef& OpTable::add(OpDef def) {
+  defs_.push_back(std::make_unique<OpDef>(std::move(def)));
+  return *defs_.back();
+}
+
+void require_same_dtype(const std::string& op, std::span<const TensorType> operands, size_t first) {
+  for (size_t i = first + 1; i < operands.size(); ++i) {
+    if (operands[i].dtype != operands[first].dtype)
+      throw TypeError(op_label(op) + ": operand " + std::to_string(i) + " has dtype " +
+                      std::string(dtype_name(operands[i].dtype)) + " but operand " + std::to_string(first) +
+                      " has dtype " + std::string(dtype_name(operands[first].dtype)) +
+                      "; IR ops never promote, so convert one operand first");
+  }
+}
+
+void check_axes(const std::string& op, const std::string& attr, const std::vector<int64_t>& axes, size_t rank) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= static_cast<int64_t>(rank))
+      throw ShapeError(op_label(op) + ": axis " + std::to_string(axes[i]) + " in '" + attr +
+                       "' is out of range for rank " + std::to_string(rank) + "; axes must be normalised to [0, rank)");
+    if (i > 0 && axes[i] <= axes[i - 1])
+      throw ShapeError(op_label(op) + ": '" + attr + "' must be sorted and free of duplicates, got " +
+                       std::to_string(axes[i - 1]) + " before " + std::to_string(axes[i]));
+  }
+}
+
+void check_shape_attr(const std::string& op, const std::string& attr, const Shape& s) {
+  for (const DimExpr& d : s)
+    if (d.is_const() && d.value() < 0)
+      throw ShapeError(op_label(op) + ": attribute '" + attr + "' has negative extent " + d.to_string() + " in (" +
+                       s.to_string() + "); resolve -1 before building the op");
+}
+
+}  // namespace ops_detail
+
+namespace {
+
+using ops_detail::op_label;
+
+struct Registry {
+  std::vector<std::unique_ptr<OpDef>> owned;
+  std::vector<const OpDef*> ordered;
+  std::unordered_map<std::string_view, const OpDef*> by_name;
+};
+
+// Built on first use, so no static-initialisation order between translation units matters.
+const Registry& registry() {
+  static const Registry r = [] {
+    ops_detail::OpTable t;
+    ops_detail::register_elementwise_ops(t);
+    ops_detail::register_reduce_ops(t);
+    ops_detail::register_linalg_ops(t);
+    ops_detail::register_structure_ops(t);
+    ops_detail::register_creation_ops(t);
+    ops_detail::register_control_ops(t);
+    Registry reg;
+    reg.owned = std::move(t.defs());
+    for (const auto& d : reg.owned) {
+      if (!reg.by_name.emplace(d->name, d.get()).second)
+        throw InternalError("op registry: op '" + d->name + "' is registered twice");
+      reg.ordered.push_back(d.get());
+    }
+    // Families register in docs order; a stable sort by category keeps that order inside each category.
+    std::stable_sort(reg.ordered.begin(), reg.ordered.end(),
+                     [](const OpDef* a, const OpDef* b) { return a->category < b->category; });
+    return reg;
+  }();
+  return r;
+}
+
+std::string dtype_class_members(DTypeClass c) {
+  std::string s;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    auto t = static_cast<DType>(i);
+    if (!dtype_in_class(t, c)) continue;
+    if (!s.empty()) s += ", ";
+    s += dtype_name(t);
+  }
+  return s;
+}
+
+std::string arity_text(const OpDef& def) {
+  auto plural = [](int n) { return std::to_string(n) + (n == 1 ? " operand" : " operands"); };
+  if (def.max_operands < 0) return "at least " + plural(def.min_operands);
+  if (def.min_operands == def.max_operands) return plural(def.min_operands);
+  return "between " + std::to_string(def.min_operands) + " and " + plural(def.max_operands);
+}
+
+void check_attributes(const OpDef& def, const AttrMap& attrs) {
+  for (const AttrSpec& spec : def.attrs) {
+    auto it = attrs.find(spec.name);
+    if (it == attrs.end()) {
+      if (spec.required)
+        throw TypeError(op_label(def.name) + ": missing required attribute '" + spec.name + "' (" +
+                        attr_kind_name(spec.kind) + ")");
+      continue;
+    }
+    AttrKind k = attr_kind(it->second);
+    if (k == spec.kind || std::find(spec.also.begin(), spec.also.end(), k) != spec.also.end()) continue;
+    std::string want = attr_kind_name(spec.kind);
+    for (AttrKind a : spec.also) want += std::string(" or ") + attr_kind_name(a);
+    throw TypeError(op_label(def.name) + ": attribute '" + spec.name + "' must be a " + want + ", got a " +
+                    attr_kind_name(k));
+  }
+  for (const auto& [name, value] : attrs) {
+    bool known = std::any_of(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return s.name == name; });
+    if (known) continue;
+    std::string takes;
+    for (const AttrSpec& s : def.attrs) takes += (takes.empty() ? "" : ", ") + s.name;
+    throw TypeError(op_label(def.name) + ": unknown attribute '" + name + "'; it takes " +
+                    (takes.empty() ? std::string("no attributes") : takes));
+  }
+}
+
+}  // namespace
+
+const char* op_category_name(OpCategory c) {
+  switch (c) {
+    case OpCategory::ElementwiseUnary: return "elementwise_unary";
+    case OpCategory::ElementwiseBinary: return "elementwise_binary";
+    case OpCategory::Comparison: return "comparison";
+    case OpCategory::ElementwiseOther: return "elementwise_other";
+    case OpCategory::Reduction: return "reduction";
+    case OpCategory::LinearAlgebra: return "linear_algebra";
+    case OpCategory::Structure: return "structure";
+    case OpCategory::Creation: return "creation";
+    case OpCategory::ControlFlow: return "control_flow";
+    case OpCategory::Terminator: return "terminator";
+  }
+  return "?";
+}
+
+bool dtype_in_class(DType t, DTypeClass c) {
+  switch (c) {
+    case DTypeClass::Any: return true;
+    case DTypeClass::Numeric: return is_int(t) || is_float(t);
+    case DTypeClass::Float: return is_float(t);
+    case DTypeClass::Int: return is_int(t);
+    case DTypeClass::IntOrBool: return is_int(t) || is_bool(t);
+    case DTypeClass::Bool: return is_bool(t);
+  }
+  return false;
+}
+
+const char* dtype_class_name(DTypeClass c) {
+  switch (c) {
+    case DTypeClass::Any: return "any";
+    case DTypeClass::Numeric: return "numeric";
+    case DTypeClass::Float: return "float";
+    case DTypeClass::Int: return "int";
+    case DTypeClass::IntOrBool: return "int or bool";
+    case DTypeClass::Bool: return "bool";
+  }
+  return "?";
+}
+
+const OpDef* find_op(std::string_view name) {
+  const auto& r = registry();
+  auto it = r.by_name.find(name);
+  return it == r.by_name.end() ? nullptr : it->second;
+}
+
+const OpDef& get_op(std::string_view name) {
+  if (const OpDef* d = find_op(name)) return *d;
+  throw TypeError("unknown op '" + std::string(name) + "'; all_ops() lists the ops this build knows");
+}
+
+const std::vector<const OpDef*>& all_ops() { return registry().ordered; }
+
+std::vector<TensorType> infer_result_types(const OpDef& def, std::span<const TensorType> operands,
+                                           const AttrMap& attrs) {
+  auto n = static_cast<int>(operands.size());
+  if (n < def.min_operands || (def.max_operands >= 0 && n > def.max_operands))
+    throw TypeError(op_label(def.name) + " takes " + arity_text(def) + ", got " + std::to_string(n));
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!dtype_in_class(operands[i].dtype, def.operand_dtypes))
+      throw TypeError(op_label(def.name) + ": operand " + std::to_string(i) + " has dtype " +
+                      std::string(dtype_name(operands[i].dtype)) + ", expected " +
+                      dtype_class_name(def.operand_dtypes) + " (" + dtype_class_members(def.operand_dtypes) + ")");
+  }
+  check_attributes(def, attrs);
+  if (!def.infer) return {};
+  return def.infer(operands, attrs);
+}
+
+}  // namespace evoxc

@@ -1,0 +1,44 @@
+// Private to the ops layer: the registration table each op family fills, and shared inference checks.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "evoxc/core/error.h"
+#include "evoxc/ops/op_def.h"
+
+namespace evoxc::ops_detail {
+
+// Owns the OpDefs while the registry is being built; the families append in docs order.
+class OpTable {
+ public:
+  OpDef& add(OpDef def);
+  std::vector<std::unique_ptr<OpDef>>& defs() { return defs_; }
+
+ private:
+  std::vector<std::unique_ptr<OpDef>> defs_;
+};
+
+// One call per op family file (elementwise.cpp, reduce.cpp, ...).
+void register_elementwise_ops(OpTable& t);
+void register_reduce_ops(OpTable& t);
+void register_linalg_ops(OpTable& t);
+void register_structure_ops(OpTable& t);
+void register_creation_ops(OpTable& t);
+void register_control_ops(OpTable& t);
+
+// "op 'name'", the prefix every inference message starts with.
+inline std::string op_label(const std::string& op) { return "op '" + op + "'"; }
+
+// TypeError unless operands[first..] all have the dtype of operands[first].
+void require_same_dtype(const std::string& op, std::span<const TensorType> operands, size_t first = 0);
+
+// ShapeError unless `axes` is sorted, free of duplicates and each axis lies in [0, rank).
+void check_axes(const std::string& op, const std::string& attr, const std::vector<int64_t>& axes, size_t rank);
+
+// ShapeError when a shape attribute has a negative constant extent (the tracer resolves -1).
+void check_shape_attr(const std::string& op, const std::string& attr, const Shape& s);
+
+}  // namespace evoxc::ops_detail

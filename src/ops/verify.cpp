@@ -1,0 +1,58 @@
+// The full verifier: structural checks, then every op's name, attributes and result types against inference.
+#include <string>
+#include <vector>
+
+#include "evoxc/core/error.h"
+#include "evoxc/ops/op_def.h"
+
+namespace evoxc {
+namespace {
+
+std::string where(const Operation& op) { return "op '" + op.name() + "' at " + op.location().to_string(); }
+
+void verify_op(const Operation& op);
+
+void verify_block(const Block& b) {
+  for (const auto& op : b.operations()) verify_op(*op);
+}
+
+void verify_op(const Operation& op) {
+  const OpDef* def = find_op(op.name());
+  if (!def) throw VerifyError("unknown op '" + op.name() + "' at " + op.location().to_string());
+  if (op.regions().size() != static_cast<size_t>(def->num_regions))
+    throw VerifyError(where(op) + ": has " + std::to_string(op.regions().size()) + " regions, expected " +
+                      std::to_string(def->num_regions));
+  std::vector<TensorType> operand_types;
+  operand_types.reserve(op.num_operands());
+  for (const Value* v : op.operands()) {
+    if (!v) throw VerifyError(where(op) + ": has a null operand");
+    operand_types.push_back(v->type());
+  }
+  std::vector<TensorType> inferred;
+  try {
+    inferred = infer_result_types(*def, operand_types, op.attributes());
+  } catch (const ShapeError& e) {
+    throw VerifyError(std::string(e.what()) + " (at " + op.location().to_string() + ")");
+  } catch (const TypeError& e) {
+    throw VerifyError(std::string(e.what()) + " (at " + op.location().to_string() + ")");
+  }
+  if (inferred.size() != op.num_results())
+    throw VerifyError(where(op) + ": has " + std::to_string(op.num_results()) + " results, inference gives " +
+                      std::to_string(inferred.size()));
+  for (size_t i = 0; i < inferred.size(); ++i) {
+    const TensorType& have = op.result(i)->type();
+    if (have != inferred[i])
+      throw VerifyError(where(op) + ": result " + std::to_string(i) + " has type " + have.to_string() +
+                        ", inference gives " + inferred[i].to_string());
+  }
+  for (const auto& r : op.regions()) verify_block(r->block());
+}
+
+}  // namespace
+
+void verify(const Graph& g) {
+  verify_structure(g);
+  for (const auto& f : g.module().functions()) verify_block(f->entry());
+}
+
+}  // namespace evoxc

@@ -1,1 +1,0 @@
-// Placeholder translation unit so the pipeline layer library has a source; replaced as the layer grows.
