@@ -60,7 +60,9 @@ struct MathCase {
 };
 
 // References in long double: erfc for the exact form (no cancellation), the logistic form for tanh's.
-long double gelu_ref(long double x) { return std::isinf(x) && x < 0 ? 0.0L : 0.5L * x * std::erfc(-x / std::sqrt(2.0L)); }
+long double gelu_ref(long double x) {
+  return std::isinf(x) && x < 0 ? 0.0L : 0.5L * x * std::erfc(-x / std::sqrt(2.0L));
+}
 long double gelu_tanh_ref(long double x) {
   if (std::isinf(x)) return x > 0 ? x : 0.0L;
   long double u = std::sqrt(2.0L / 3.14159265358979323846264338327950288L) * (x + 0.044715L * x * x * x);
@@ -150,7 +152,9 @@ TEST(ElementwiseUnary, FloatMathMatchesReferenceOnEveryIsa) {
         // (the error of erfc(t) or exp(t^2)), so the tolerance grows with it.
         if (std::string(c.op).starts_with("gelu") && xs[i] < 0) tol += 2 * xs[i] * xs[i];
         if (std::string(c.op) == "lgamma" && xs[i] < 0) tol = 1e6;  // near poles both sides lose digits
-        EXPECT_LE(ulp_distance(yf[i], wantf), std::max(tol, 0.5))
+        // float tanh is SLEEF's 3.5-ULP variant (docs/semantics.md, Accuracy).
+        double tolf = std::string(c.op) == "tanh" ? 3.5 : tol;
+        EXPECT_LE(ulp_distance(yf[i], wantf), std::max(tolf, 0.5))
             << isa << " f32 " << c.op << "(" << xf[i] << ") = " << yf[i] << " want " << wantf;
         EXPECT_LE(ulp_distance(yd[i], wantd), std::max(tol, 0.5))
             << isa << " f64 " << c.op << "(" << xs[i] << ") = " << yd[i] << " want " << wantd;

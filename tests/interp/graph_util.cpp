@@ -11,7 +11,9 @@ Value* GraphBuilder::input(DType t, Shape s) { return fn_->entry().add_argument(
 
 Value* GraphBuilder::op(const std::string& name, std::vector<Value*> operands, TensorType result, AttrMap attrs,
                         Location loc) {
-  return fn_->entry().append(name, std::move(operands), {std::move(result)}, std::move(attrs), std::move(loc))->result(0);
+  return fn_->entry()
+      .append(name, std::move(operands), {std::move(result)}, std::move(attrs), std::move(loc))
+      ->result(0);
 }
 
 Graph GraphBuilder::build(std::vector<Value*> outputs, std::optional<TreeDef> inputs) {
@@ -78,11 +80,11 @@ std::vector<double> to_doubles(const Tensor& t) {
 }
 
 std::vector<DType> all_dtypes() {
-  return {DType::Bool, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
+  return {DType::Bool, DType::I8,  DType::I16, DType::I32,  DType::I64, DType::U8, DType::U16,
           DType::U32,  DType::U64, DType::F16, DType::BF16, DType::F32, DType::F64};
 }
 std::vector<DType> numeric_dtypes() {
-  return {DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
+  return {DType::I8,  DType::I16, DType::I32, DType::I64,  DType::U8,  DType::U16,
           DType::U32, DType::U64, DType::F16, DType::BF16, DType::F32, DType::F64};
 }
 std::vector<DType> float_dtypes() { return {DType::F16, DType::BF16, DType::F32, DType::F64}; }

@@ -38,8 +38,10 @@ std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std:
   std::vector<int64_t> r;
   for (size_t i = 0; i < shape.size(); ++i) {
     bool red = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
-    if (!red) r.push_back(shape[i]);
-    else if (keep) r.push_back(1);
+    if (!red)
+      r.push_back(shape[i]);
+    else if (keep)
+      r.push_back(1);
   }
   return r;
 }
@@ -47,8 +49,8 @@ std::vector<int64_t> reduced_shape(const std::vector<int64_t>& shape, const std:
 Tensor run_reduce(const std::string& op, const Tensor& x, const std::vector<int64_t>& axes, bool keep) {
   GraphBuilder b;
   Value* in = b.input(x.dtype(), S(x.shape()));
-  Value* r = b.op(op, {in}, tt(x.dtype(), S(reduced_shape(x.shape(), axes, keep))),
-                  {{"axes", axes}, {"keepdims", keep}});
+  Value* r =
+      b.op(op, {in}, tt(x.dtype(), S(reduced_shape(x.shape(), axes, keep))), {{"axes", axes}, {"keepdims", keep}});
   return run_graph(b.build({r}), {x})[0];
 }
 
@@ -83,8 +85,8 @@ TEST(InterpReduce, SumProdMaxMinEveryNumericDtype) {
     for (double d : v) mag += std::fabs(d);
     for (const auto& axes : kAxesSets) {
       for (bool keep : {false, true}) {
-        std::string what = std::string(dtype_name(t)) + " axes=" + std::to_string(axes.size()) + " keep=" +
-                           std::to_string(keep);
+        std::string what =
+            std::string(dtype_name(t)) + " axes=" + std::to_string(axes.size()) + " keep=" + std::to_string(keep);
         auto sum = ref_reduce(shape, v, axes, 0.0, [](double a, double b) { return a + b; });
         expect_matches(run_reduce("reduce_sum", x, axes, keep), t, sum, mag, "sum " + what);
         auto prod = ref_reduce(shape, pv, axes, 1.0, [](double a, double b) { return a * b; });
@@ -107,7 +109,8 @@ TEST(InterpReduce, MeanOnFloatsAnyAllOnBool) {
     std::vector<double> v = sample_values(t, 24, 3);
     for (const auto& axes : kAxesSets) {
       int64_t count = 0;
-      auto sum = ref_reduce(shape, v, axes, 0.0, [](double a, double b) { return a + b; }, &count);
+      auto sum = ref_reduce(
+          shape, v, axes, 0.0, [](double a, double b) { return a + b; }, &count);
       for (double& s : sum) s /= static_cast<double>(count);
       expect_matches(run_reduce("reduce_mean", make_tensor(t, shape, v), axes, true), t, sum, 4.0, "mean");
     }
@@ -165,15 +168,15 @@ TEST(InterpReduce, IntegerSumsAndProductsWrap) {
             std::vector<int8_t>{-56});
   EXPECT_EQ(run_reduce("reduce_sum", Tensor::from_vector<uint8_t>({200, 100}, {2}), {0}, false).to_vector<uint8_t>(),
             std::vector<uint8_t>{44});
-  EXPECT_EQ(run_reduce("reduce_sum", Tensor::from_vector<int32_t>({INT32_MAX, 1}, {2}), {0}, false)
-                .to_vector<int32_t>(),
-            std::vector<int32_t>{INT32_MIN});
-  EXPECT_EQ(run_reduce("reduce_prod", Tensor::from_vector<uint16_t>({65535, 65535}, {2}), {0}, false)
-                .to_vector<uint16_t>(),
-            std::vector<uint16_t>{1});  // 65535^2 = 2^32 - 2^17 + 1 = 1 (mod 2^16)
-  EXPECT_EQ(run_reduce("reduce_prod", Tensor::from_vector<int64_t>({INT64_MAX, 2}, {2}), {0}, false)
-                .to_vector<int64_t>(),
-            std::vector<int64_t>{-2});
+  EXPECT_EQ(
+      run_reduce("reduce_sum", Tensor::from_vector<int32_t>({INT32_MAX, 1}, {2}), {0}, false).to_vector<int32_t>(),
+      std::vector<int32_t>{INT32_MIN});
+  EXPECT_EQ(
+      run_reduce("reduce_prod", Tensor::from_vector<uint16_t>({65535, 65535}, {2}), {0}, false).to_vector<uint16_t>(),
+      std::vector<uint16_t>{1});  // 65535^2 = 2^32 - 2^17 + 1 = 1 (mod 2^16)
+  EXPECT_EQ(
+      run_reduce("reduce_prod", Tensor::from_vector<int64_t>({INT64_MAX, 2}, {2}), {0}, false).to_vector<int64_t>(),
+      std::vector<int64_t>{-2});
 }
 
 TEST(InterpReduce, LargeRowsAndColumnsMatchDoubleReference) {
@@ -287,9 +290,9 @@ TEST(InterpArgReduce, SymbolicEmptyAxisIsAValidationError) {
   GraphBuilder b;
   Shape s{Dim("N"), DimExpr(3)};
   Value* in = b.input(DType::F32, s);
-  Value* r = b.op("argmax", {in}, tt(DType::I64, S({3})), {{"axis", int64_t{0}}, {"keepdims", false},
-                                                          {"index_dtype", DType::I64}},
-                  Location{"model.py", 12, 4});
+  Value* r =
+      b.op("argmax", {in}, tt(DType::I64, S({3})),
+           {{"axis", int64_t{0}}, {"keepdims", false}, {"index_dtype", DType::I64}}, Location{"model.py", 12, 4});
   auto p = interp::prepare(b.build({r}));
   std::vector<Tensor> outs(1);
   std::vector<Tensor> ok = {make_tensor(DType::F32, {2, 3}, {1, 5, 2, 4, 0, 3})};

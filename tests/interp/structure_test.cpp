@@ -1,4 +1,5 @@
-// Interpreter structure and creation ops on every dtype: reshape, transpose, broadcast, slice, concat, iota, full, constant.
+// Interpreter structure and creation ops on every dtype: reshape, transpose, broadcast, slice, concat, iota, full,
+// constant.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,14 +119,15 @@ TEST(InterpStructure, BroadcastInDim) {
       for (int j = 0; j < 3; ++j)
         for (int k = 0; k < 4; ++k) EXPECT_EQ(c[static_cast<size_t>((i * 3 + j) * 4 + k)], cv[static_cast<size_t>(j)]);
     Tensor s = make_tensor(t, {}, {1});
-    auto sv = to_doubles(run1("broadcast_in_dim", s, {2, 2},
-                              {{"shape", S({2, 2})}, {"broadcast_dimensions", std::vector<int64_t>{}}}));
+    auto sv = to_doubles(
+        run1("broadcast_in_dim", s, {2, 2}, {{"shape", S({2, 2})}, {"broadcast_dimensions", std::vector<int64_t>{}}}));
     EXPECT_EQ(sv, std::vector<double>(4, 1.0));
   }
   Tensor z = Tensor::empty({0}, DType::F32);
-  EXPECT_EQ(run1("broadcast_in_dim", z, {3, 0}, {{"shape", S({3, 0})}, {"broadcast_dimensions", std::vector<int64_t>{1}}})
-                .numel(),
-            0);
+  EXPECT_EQ(
+      run1("broadcast_in_dim", z, {3, 0}, {{"shape", S({3, 0})}, {"broadcast_dimensions", std::vector<int64_t>{1}}})
+          .numel(),
+      0);
 }
 
 TEST(InterpStructure, SliceWithStridesAndEmptyResults) {
@@ -229,11 +231,11 @@ TEST(InterpCreation, FullConvertsItsValueByTheSemanticsRules) {
   EXPECT_EQ(full_value(DType::F32, 2.5), 2.5);
   EXPECT_EQ(full_value(DType::F16, int64_t{3}), 3.0);
   EXPECT_EQ(full_value(DType::BF16, true), 1.0);
-  EXPECT_EQ(full_value(DType::I32, 1e10), 2147483647.0);      // saturates
-  EXPECT_EQ(full_value(DType::U8, -1e10), 0.0);               // saturates
-  EXPECT_EQ(full_value(DType::I64, std::nan("")), 0.0);       // NaN -> 0
-  EXPECT_EQ(full_value(DType::I8, int64_t{300}), 44.0);       // wraps
-  EXPECT_EQ(full_value(DType::I16, -2.7), -2.0);              // truncates toward zero
+  EXPECT_EQ(full_value(DType::I32, 1e10), 2147483647.0);  // saturates
+  EXPECT_EQ(full_value(DType::U8, -1e10), 0.0);           // saturates
+  EXPECT_EQ(full_value(DType::I64, std::nan("")), 0.0);   // NaN -> 0
+  EXPECT_EQ(full_value(DType::I8, int64_t{300}), 44.0);   // wraps
+  EXPECT_EQ(full_value(DType::I16, -2.7), -2.0);          // truncates toward zero
   EXPECT_EQ(full_value(DType::Bool, 0.5), 1.0);
   EXPECT_EQ(full_value(DType::U64, int64_t{-1}), 18446744073709551615.0);
   EXPECT_TRUE(std::isinf(full_value(DType::F64, INFINITY)));
