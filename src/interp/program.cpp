@@ -211,6 +211,12 @@ KernelPtr prepare_alias(PrepareCtx& ctx) {
       ctx.require_equal(a.type.shape[i], r.type.shape[i], "extent of axis " + std::to_string(i));
   } else {
     if (a.dtype() != r.dtype()) ctx.fail("the result dtype must equal the operand's");
+    if (op.name() == "reshape" && op.attributes().count("shape")) {
+      const Shape& want = attr_shape(op.attributes(), "shape", ctx.where);
+      if (want.rank() != r.rank()) ctx.fail("the result type differs from the shape attribute");
+      for (size_t i = 0; i < r.rank(); ++i)
+        ctx.require_equal(want[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
+    }
     ctx.require_equal(a.type.shape.num_elements(), r.type.shape.num_elements(), "element count of operand and result");
   }
   ctx.alias_operand0 = true;

@@ -17,7 +17,7 @@ constexpr int kLanes = 16;            // independent accumulators in a leaf, so 
 constexpr int64_t kLeaf = 256;        // pairwise leaf size
 constexpr int64_t kRowBlock = 65536;  // rows longer than this are split into fixed blocks
 constexpr int64_t kMaxBlocks = 1024;
-constexpr int64_t kColChunk = 256;  // columns reduced together on the stack
+constexpr int64_t kColChunk = 1024;  // columns reduced together on the stack
 
 enum class RedOp : uint8_t { Sum, Prod, Max, Min, Mean, Any, All };
 
@@ -139,10 +139,22 @@ template <typename P, typename T>
 void reduce_cols(const T* x, int64_t r, int64_t inner, int64_t j0, int64_t w, typename P::A* acc) {
   using A = typename P::A;
   if (r <= 64) {
-    for (int64_t j = 0; j < w; ++j) acc[j] = P::init();
-    for (int64_t t = 0; t < r; ++t) {
-      const T* row = x + t * inner + j0;
-      for (int64_t j = 0; j < w; ++j) acc[j] = P::comb(acc[j], P::load(row[j]));
+    A* __restrict a = acc;
+    for (int64_t j = 0; j < w; ++j) a[j] = P::init();
+    int64_t t = 0;
+    // Four rows per pass, combined left to right: the same order as one row at a time,
+    // with a quarter of the accumulator traffic.
+    for (; t + 4 <= r; t += 4) {
+      const T* __restrict r0 = x + t * inner + j0;
+      const T* __restrict r1 = r0 + inner;
+      const T* __restrict r2 = r1 + inner;
+      const T* __restrict r3 = r2 + inner;
+      for (int64_t j = 0; j < w; ++j)
+        a[j] = P::comb(P::comb(P::comb(P::comb(a[j], P::load(r0[j])), P::load(r1[j])), P::load(r2[j])), P::load(r3[j]));
+    }
+    for (; t < r; ++t) {
+      const T* __restrict row = x + t * inner + j0;
+      for (int64_t j = 0; j < w; ++j) a[j] = P::comb(a[j], P::load(row[j]));
     }
     return;
   }
@@ -213,10 +225,14 @@ void run_reduce(const RedGeometry& g, const T* x, T* out) {
   if ((r == 2 && g.red[0]) || (r == 3 && !g.red[0] && g.red[1])) {
     int64_t outer = r == 3 ? g.ext[0] : 1;
     int64_t rr = g.ext[r - 2], inner = g.ext[r - 1];
-    int64_t chunks = (inner + kColChunk - 1) / kColChunk;
+    // Each column's order is fixed whatever the chunk width, so the width may follow the
+    // thread count: wide chunks stream rows, narrower ones give every thread work.
+    int64_t nt = (outer == 1 && rr * inner >= kParallelGrain) ? num_threads() : 1;
+    int64_t cw = std::clamp<int64_t>((inner + nt - 1) / nt, 64, kColChunk);
+    int64_t chunks = (inner + cw - 1) / cw;
     auto body = [&](int64_t t) {
       int64_t o = t / chunks, c = t % chunks;
-      int64_t j0 = c * kColChunk, w = std::min(kColChunk, inner - j0);
+      int64_t j0 = c * cw, w = std::min(cw, inner - j0);
       A acc[kColChunk];
       reduce_cols<P>(x + o * rr * inner, rr, inner, j0, w, acc);
       T* dst = out + o * inner + j0;

@@ -1,0 +1,248 @@
+// The subcommands of the `evoxc` tool: print, verify, run, ops, devices, dot, bench.
+#include "commands.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "evoxc/core/file_io.h"
+#include "evoxc/interp/interp.h"
+#include "evoxc/io/npy.h"
+#include "evoxc/ops/op_def.h"
+#include "evoxc/pipeline/pipeline.h"
+#include "graph_dot.h"
+#include "op_table.h"
+#include "workloads.h"
+
+extern char** environ;
+
+namespace evoxc::cli {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::string display_path(const std::string& p) { return p.empty() ? "<root>" : p; }
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
+  return s;
+}
+
+// Maps an --input name to a leaf index: an exact path ("[1]['x']"; "<root>" or "" for a
+// graph whose input is one bare leaf) or the leaf's flat index ("1").
+size_t resolve_input(const std::string& name, const std::vector<std::string>& paths) {
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (paths[i] == name || (paths[i].empty() && name == "<root>")) return i;
+  bool digits = !name.empty() && name.size() < 10;
+  for (char c : name) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+  if (digits) {
+    size_t i = std::stoul(name);
+    if (i < paths.size()) return i;
+    throw CliError("input index " + name + " is out of range: the graph has " + std::to_string(paths.size()) +
+                   " input leaves");
+  }
+  std::vector<std::string> shown;
+  for (const auto& p : paths) shown.push_back(display_path(p));
+  throw CliError("unknown input path '" + name + "'; the graph's inputs are: " + join(shown, ", "));
+}
+
+// "PATH=FILE": the path may itself contain '=' inside quotes ("[1]['a=b']"), so split after
+// the last ']' when the name is a bracketed path.
+std::pair<std::string, std::string> split_input(const std::string& arg) {
+  size_t eq = std::string::npos;
+  if (!arg.empty() && arg[0] == '[') {
+    size_t close = arg.rfind("]=");
+    if (close != std::string::npos) eq = close + 1;
+  } else {
+    eq = arg.find('=');
+  }
+  if (eq == std::string::npos || eq + 1 >= arg.size())
+    throw CliError("--input '" + arg + "' is not of the form PATH=FILE.npy (e.g. \"[0]=x.npy\" or 0=x.npy)");
+  return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+// Whether an executable named `prog` is on PATH.
+bool on_path(const std::string& prog) {
+  const char* path = std::getenv("PATH");
+  if (!path) return false;
+  std::stringstream ss(path);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) continue;
+    std::string f = dir + "/" + prog;
+    if (::access(f.c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// Runs a program without a shell (no quoting problems with file names); its exit status.
+int run_program(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+Graph load_graph(const std::string& path) {
+  std::string text = read_file(path);  // PersistenceError naming the path
+  size_t i = text.find_first_not_of(" \t\r\n");
+  if (i != std::string::npos && text[i] == '{') return Graph::load(path);
+  try {
+    return Graph::parse(text);
+  } catch (const ParseError& e) {
+    throw ParseError(path + ": " + e.what() + " (expected a .evoxcgraph JSON file or EvoXIR text)");
+  } catch (const PersistenceError& e) {
+    throw PersistenceError(path + ": " + e.what());
+  }
+}
+
+void cmd_print(const std::string& path, std::ostream& out) { out << load_graph(path).to_string(); }
+
+void cmd_verify(const std::string& path, std::ostream& out) {
+  Graph g = load_graph(path);
+  verify(g);  // VerifyError/TypeError/ShapeError on failure
+  out << "ok: " << path << ": " << g.summary() << ", " << g.num_outputs() << " outputs, "
+      << g.main().entry().operations().size() << " ops in main\n";
+}
+
+void cmd_run(const RunOptions& options, std::ostream& out) {
+  Graph g = load_graph(options.graph);
+  std::vector<std::string> paths = g.input_paths();
+  std::vector<TensorSpec> specs = g.input_specs();
+  std::vector<std::string> files(paths.size());
+  for (const auto& arg : options.inputs) {
+    auto [name, file] = split_input(arg);
+    size_t i = resolve_input(name, paths);
+    if (!files[i].empty())
+      throw CliError("input " + display_path(paths[i]) + " is given twice (" + files[i] + " and " + file + ")");
+    files[i] = file;
+  }
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (files[i].empty())
+      throw CliError("missing input " + display_path(paths[i]) + " (" + specs[i].to_string() +
+                     "); give it as --input \"" + display_path(paths[i]) + "=FILE.npy\"");
+
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    Tensor t = io::read_npy(files[i]);
+    // Checked here too so the message names the file; the executable checks shapes and dims again.
+    std::string where = "input " + display_path(paths[i]) + " (" + files[i] + ")";
+    if (t.dtype() != specs[i].dtype)
+      throw ValidationError(where + ": expected dtype " + std::string(dtype_name(specs[i].dtype)) + ", got " +
+                            std::string(dtype_name(t.dtype())));
+    if (t.rank() != specs[i].shape.rank())
+      throw ValidationError(where + ": expected " + specs[i].to_string() + ", got shape " + shape_text(t.shape()));
+    for (size_t d = 0; d < t.rank(); ++d) {
+      auto c = specs[i].shape[d].as_const();
+      if (c && *c != t.shape()[d])
+        throw ValidationError(where + ": expected " + specs[i].to_string() + ", got shape " + shape_text(t.shape()));
+    }
+    inputs.push_back(std::move(t));
+  }
+
+  Executable exe = build_graph(g);
+  std::vector<Tensor> outputs(exe.num_outputs());
+  exe.execute(inputs, outputs);
+
+  std::error_code ec;
+  std::filesystem::create_directories(options.output_dir, ec);
+  if (ec) throw PersistenceError(options.output_dir + ": cannot create the output folder: " + ec.message());
+  std::vector<std::string> out_paths = g.output_paths();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string file = (std::filesystem::path(options.output_dir) / ("out" + std::to_string(i) + ".npy")).string();
+    std::string path = display_path(i < out_paths.size() ? out_paths[i] : std::to_string(i));
+    try {
+      io::write_npy(file, outputs[i]);
+    } catch (const ValidationError& e) {  // bfloat16: say which output
+      throw ValidationError("output " + path + ": " + e.what());
+    }
+    out << "output " << path << ": " << dtype_name(outputs[i].dtype()) << " " << shape_text(outputs[i].shape())
+        << " -> " << file << "\n";
+  }
+}
+
+void cmd_ops(bool markdown, std::ostream& out) {
+  Table t = build_op_table();
+  out << render_table(t, markdown);
+  if (!markdown) out << t.rows.size() << " ops\n";
+}
+
+void cmd_devices(std::ostream& out) {
+  out << "devices:\n";
+  for (const Device& d : devices()) out << "  " << d.to_string() << "\n";
+  out << "backends:\n";
+  for (const auto& name : backend_names()) {
+    const Capabilities& c = get_backend(name).capabilities();
+    std::vector<std::string> kinds, dts;
+    for (Device::Kind k : c.device_kinds) kinds.emplace_back(Device(k, 0).kind_name());
+    for (DType t : c.dtypes) dts.emplace_back(dtype_name(t));
+    auto yn = [](bool b) { return b ? "yes" : "no"; };
+    out << "  " << name << ": devices " << join(kinds, ", ") << "; symbolic shapes " << yn(c.symbolic_shapes)
+        << "; regions " << yn(c.regions) << "; serializable artifact " << yn(c.serializable_artifact) << "; dtypes "
+        << join(dts, ", ") << "\n";
+  }
+}
+
+void cmd_dot(const DotOptions& options, std::ostream& out) {
+  std::string dot = graph_to_dot(load_graph(options.graph));
+  if (!options.svg.empty() && !on_path("dot"))
+    throw CliError(
+        "--svg needs Graphviz's 'dot' program, which is not on PATH; install graphviz (apt-get install "
+        "graphviz), or write the DOT text with -o FILE.dot");
+  if (!options.output.empty()) {
+    write_file_atomic(options.output, dot);
+  } else if (options.svg.empty()) {
+    out << dot;
+  }
+  if (options.svg.empty()) return;
+  std::string src = options.output;
+  bool temp = src.empty();
+  if (temp) {
+    src = (std::filesystem::temp_directory_path() / ("evoxc_dot_" + std::to_string(::getpid()) + ".dot")).string();
+    write_file_atomic(src, dot);
+  }
+  int rc = run_program({"dot", "-Tsvg", "-o", options.svg, src});
+  if (temp) std::remove(src.c_str());
+  if (rc != 0) throw CliError("'dot -Tsvg' failed (exit status " + std::to_string(rc) + ") writing " + options.svg);
+}
+
+void cmd_bench(bool quick, std::ostream& out) {
+  std::vector<bench::WorkloadResult> results = bench::run_workloads(quick);
+  out << std::left << std::setw(24) << "workload" << std::setw(14) << "time/call"
+      << "what\n";
+  for (const auto& r : results) {
+    std::ostringstream t;
+    t << std::fixed << std::setprecision(2);
+    if (r.seconds < 1e-3)
+      t << r.seconds * 1e6 << " us";
+    else
+      t << r.seconds * 1e3 << " ms";
+    out << std::left << std::setw(24) << r.name << std::setw(14) << t.str() << r.description << "\n";
+  }
+  out << "interpreter threads: " << interp::num_threads() << "\n";
+  out << "For the side-by-side comparison with numpy, PyTorch and JAX, run: .venv/bin/python bench/compare.py"
+      << (quick ? " --quick" : "") << "\n";
+}
+
+}  // namespace evoxc::cli

@@ -1,0 +1,98 @@
+// The `evoxc` command-line tool: argument parsing and the one-line error contract.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+
+#include "commands.h"
+
+namespace {
+
+// Every failure is one line on stderr, so scripts and tests can match it.
+int report(const std::string& what, int code) {
+  std::string line = what;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::cerr << "evoxc: error: " << line << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace cli = evoxc::cli;
+  CLI::App app{"evoxc: inspect, verify, run and benchmark evoxc graphs (.evoxcgraph files)", "evoxc"};
+  app.require_subcommand(1);
+
+  std::string graph_path;
+  CLI::App* print = app.add_subcommand("print", "Print a graph as EvoXIR text");
+  print->add_option("FILE", graph_path, "a .evoxcgraph file (or EvoXIR text)")->required();
+
+  CLI::App* verify = app.add_subcommand("verify", "Run the full verifier on a graph; prints \"ok: ...\" or the error");
+  verify->add_option("FILE", graph_path, "a .evoxcgraph file (or EvoXIR text)")->required();
+
+  cli::RunOptions run_opts;
+  CLI::App* run = app.add_subcommand(
+      "run", "Run a graph on the interpreter with .npy inputs; writes DIR/out<i>.npy per output leaf");
+  run->add_option("FILE", run_opts.graph, "a .evoxcgraph file (or EvoXIR text)")->required();
+  run->add_option("-i,--input", run_opts.inputs,
+                  "PATH=FILE.npy for each input leaf; PATH as `evoxc print` names it ([0], [1]['x']) or the leaf's "
+                  "flat index (0, 1)")
+      ->allow_extra_args(false);
+  run->add_option("-o,--output-dir", run_opts.output_dir, "folder for out<i>.npy (default: .)");
+
+  bool markdown = false;
+  CLI::App* ops = app.add_subcommand("ops", "List the op catalogue with dtypes, attributes and interpreter coverage");
+  ops->add_flag("--markdown", markdown, "print a markdown table");
+
+  CLI::App* devices = app.add_subcommand("devices", "List the devices and backends of this build");
+
+  cli::DotOptions dot_opts;
+  CLI::App* dot = app.add_subcommand("dot", "Write the graph's main function as Graphviz DOT");
+  dot->add_option("FILE", dot_opts.graph, "a .evoxcgraph file (or EvoXIR text)")->required();
+  dot->add_option("-o,--output", dot_opts.output, "write the DOT text here (default: stdout)");
+  dot->add_option("--svg", dot_opts.svg, "also render an SVG with Graphviz's `dot -Tsvg`");
+
+  bool quick = false;
+  CLI::App* bench = app.add_subcommand("bench", "Time the benchmark workloads on the interpreter");
+  bench->add_flag("--quick", quick, "shorter timing batches");
+
+  // CLI11 reports an unknown subcommand as an unexpected argument; say what it is.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string name = argv[1];
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == name;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) return report("unknown subcommand '" + name + "' (known: " + names + "; see 'evoxc --help')", 2);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    return report(std::string(e.what()) + " (see 'evoxc " +
+                      (app.get_subcommands().empty() ? std::string() : app.get_subcommands()[0]->get_name() + " ") +
+                      "--help')",
+                  2);
+  }
+
+  try {
+    if (*print) cli::cmd_print(graph_path, std::cout);
+    if (*verify) cli::cmd_verify(graph_path, std::cout);
+    if (*run) cli::cmd_run(run_opts, std::cout);
+    if (*ops) cli::cmd_ops(markdown, std::cout);
+    if (*devices) cli::cmd_devices(std::cout);
+    if (*dot) cli::cmd_dot(dot_opts, std::cout);
+    if (*bench) cli::cmd_bench(quick, std::cout);
+  } catch (const evoxc::InternalError& e) {
+    return report(std::string("internal error (please report it): ") + e.what(), 1);
+  } catch (const evoxc::Error& e) {
+    return report(e.what(), 1);
+  } catch (const std::exception& e) {
+    return report(e.what(), 1);
+  }
+  std::cout.flush();
+  return std::cout ? 0 : report("cannot write to stdout", 1);
+}

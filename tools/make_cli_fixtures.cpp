@@ -1,0 +1,82 @@
+// Test helper for the CLI tests: writes graph and .npy fixtures into a folder, or compares two .npy files exactly.
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "evoxc/evoxc.h"
+#include "evoxc/io/npy.h"
+
+namespace {
+
+using evoxc::SymbolicTensor;
+using evoxc::Tensor;
+using evoxc::TensorSpec;
+
+// Exact comparison (dtype, shape, bytes): the expected values are hand-computed and exact in float32.
+int compare(const std::string& a, const std::string& b) {
+  Tensor x = evoxc::io::read_npy(a), y = evoxc::io::read_npy(b);
+  if (x.dtype() != y.dtype() || x.shape() != y.shape() || std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) != 0) {
+    std::cout << "differ: " << a << " = " << x.repr() << " " << x.to_string() << "; " << b << " = " << y.repr() << " "
+              << y.to_string() << "\n";
+    return 1;
+  }
+  std::cout << "same: " << a << " " << b << "\n";
+  return 0;
+}
+
+void write_fixtures(const std::filesystem::path& dir) {
+  // Start empty, so outputs of an earlier `evoxc run` can never pass for new ones.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto file = [&](const std::string& name) { return (dir / name).string(); };
+
+  // x*2+1 on float32[4].
+  auto affine = [](SymbolicTensor x) { return x * 2.0 + 1.0; };
+  evoxc::Graph g1 = evoxc::trace(affine, TensorSpec({4}, evoxc::f32));
+  g1.save(file("affine.evoxcgraph"));
+  evoxc::write_file_atomic(file("affine.evoxcir"), g1.to_string());
+  evoxc::io::write_npy(file("x.npy"), Tensor::from_vector<float>({0, 1, 2, -1.5f}, {4}));
+  evoxc::io::write_npy(file("affine_expected.npy"), Tensor::from_vector<float>({1, 3, 5, -2}, {4}));
+  evoxc::io::write_npy(file("x_i32.npy"), Tensor::from_vector<int32_t>({0, 1, 2, 3}, {4}));
+  evoxc::io::write_npy(file("x3.npy"), Tensor::from_vector<float>({0, 1, 2}, {3}));
+
+  // Dict inputs and outputs with a symbolic batch dim: ({'s': sum(x, 1), 'y': x @ w + b}).
+  using Params = std::map<std::string, SymbolicTensor>;
+  auto model = [](SymbolicTensor x, Params p) {
+    return Params{{"y", evoxc::matmul(x, p["w"]) + p["b"]}, {"s", evoxc::sum(x, {1})}};
+  };
+  std::map<std::string, TensorSpec> pspec{{"w", {{3, 2}, evoxc::f32}}, {"b", {{2}, evoxc::f32}}};
+  evoxc::Graph g2 = evoxc::trace(model, TensorSpec({evoxc::Dim("B"), 3}, evoxc::f32), pspec);
+  g2.save(file("dict.evoxcgraph"));
+  evoxc::io::write_npy(file("dx.npy"), Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  evoxc::io::write_npy(file("dw.npy"), Tensor::from_vector<float>({1, 0, 0, 1, 1, 1}, {3, 2}));
+  evoxc::io::write_npy(file("db.npy"), Tensor::from_vector<float>({0.5f, -1}, {2}));
+  evoxc::io::write_npy(file("dict_s_expected.npy"), Tensor::from_vector<float>({6, 15}, {2}));
+  evoxc::io::write_npy(file("dict_y_expected.npy"), Tensor::from_vector<float>({4.5f, 4, 10.5f, 10}, {2, 2}));
+
+  // Bad inputs: truncated JSON, and an unknown op that only the full verifier rejects.
+  std::string json = g1.to_json();
+  evoxc::write_file_atomic(file("malformed.evoxcgraph"), json.substr(0, json.size() / 2));
+  size_t at = json.find("\"multiply\"");
+  if (at == std::string::npos) throw evoxc::InternalError("make_cli_fixtures: no multiply op in " + json);
+  evoxc::write_file_atomic(file("bad_verify.evoxcgraph"), json.replace(at, 10, "\"frobnicate\""));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc == 4 && std::strcmp(argv[1], "--compare") == 0) return compare(argv[2], argv[3]);
+    if (argc == 2) {
+      write_fixtures(argv[1]);
+      return 0;
+    }
+    std::cerr << "usage: make_cli_fixtures DIR | make_cli_fixtures --compare A.npy B.npy\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "make_cli_fixtures: " << e.what() << "\n";
+    return 1;
+  }
+}
