@@ -94,10 +94,12 @@ void resolve_shapes(const Program& p, Program::FrameData& f) {
       case Check::Kind::LessEqual: ok = a <= b, rel = " must be at most "; break;
       case Check::Kind::NonNegative: ok = a >= 0, rel = " must be at least "; break;
     }
+    auto text = [&](int32_t id, int64_t v) {
+      const DimExpr& e = p.code.expr(id);
+      return e.is_const() ? std::to_string(v) : e.to_string() + " = " + std::to_string(v);
+    };
     if (!ok)
-      throw ValidationError(c.what + ": " + p.code.expr(c.a).to_string() + " = " + std::to_string(a) + rel +
-                            p.code.expr(c.b).to_string() + " = " + std::to_string(b) + " (with " + bindings_text(p, f) +
-                            ")");
+      throw ValidationError(c.what + ": " + text(c.a, a) + rel + text(c.b, b) + " (with " + bindings_text(p, f) + ")");
   }
   for (size_t k = 0; k < p.dim_expr.size(); ++k)
     if (p.dim_expr[k] >= 0) f.dims[k] = f.expr_vals[static_cast<size_t>(p.dim_expr[k])];

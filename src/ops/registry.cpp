@@ -59,8 +59,14 @@ const Registry& registry() {
     ops_detail::OpTable t;
     ops_detail::register_elementwise_ops(t);
     ops_detail::register_reduce_ops(t);
+    ops_detail::register_scan_ops(t);
     ops_detail::register_linalg_ops(t);
+    ops_detail::register_decomposition_ops(t);
+    ops_detail::register_conv_ops(t);
     ops_detail::register_structure_ops(t);
+    ops_detail::register_layout_ops(t);
+    ops_detail::register_indexing_ops(t);
+    ops_detail::register_sort_ops(t);
     ops_detail::register_creation_ops(t);
     ops_detail::register_control_ops(t);
     Registry reg;

@@ -28,6 +28,13 @@ void register_linalg_ops(OpTable& t);
 void register_structure_ops(OpTable& t);
 void register_creation_ops(OpTable& t);
 void register_control_ops(OpTable& t);
+// Families of the full catalogue, one file each.
+void register_scan_ops(OpTable& t);           // scan.cpp: cumsum, cumprod, cummax, cummin, reduce_logsumexp
+void register_decomposition_ops(OpTable& t);  // decomposition.cpp: dot_general, cholesky ... trace
+void register_conv_ops(OpTable& t);           // conv.cpp: conv
+void register_layout_ops(OpTable& t);         // layout.cpp: pad, tril, triu, diagonal, flip, roll, tile, repeat, ...
+void register_indexing_ops(OpTable& t);       // indexing.cpp: gather, scatter, dynamic_slice, dynamic_update_slice
+void register_sort_ops(OpTable& t);           // sort.cpp: sort, argsort, top_k, searchsorted
 
 // "op 'name'", the prefix every inference message starts with.
 inline std::string op_label(const std::string& op) { return "op '" + op + "'"; }
