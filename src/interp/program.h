@@ -133,6 +133,23 @@ KernelPtr make_dot_kernel(PrepareCtx& ctx);
 KernelPtr make_structure_kernel(PrepareCtx& ctx);
 KernelPtr make_creation_kernel(PrepareCtx& ctx);
 
+// The full catalogue's families, one file each (scan.cpp, decomposition.cpp, conv.cpp,
+// layout.cpp, indexing.cpp, sort.cpp, control.cpp); program.cpp asks them in that order.
+bool is_scan_op(std::string_view op);
+KernelPtr make_scan_kernel(PrepareCtx& ctx);
+bool is_decomposition_op(std::string_view op);
+KernelPtr make_decomposition_kernel(PrepareCtx& ctx);
+bool is_conv_op(std::string_view op);
+KernelPtr make_conv_kernel(PrepareCtx& ctx);
+bool is_layout_op(std::string_view op);
+KernelPtr make_layout_kernel(PrepareCtx& ctx);
+bool is_indexing_op(std::string_view op);
+KernelPtr make_indexing_kernel(PrepareCtx& ctx);
+bool is_sort_op(std::string_view op);
+KernelPtr make_sort_kernel(PrepareCtx& ctx);
+bool is_control_op(std::string_view op);
+KernelPtr make_control_kernel(PrepareCtx& ctx);
+
 bool is_reduce_op(std::string_view op);
 bool is_structure_op(std::string_view op);
 bool is_creation_op(std::string_view op);
