@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/file_io.h"
 #include "evoxc/ir/graph.h"
 #include "ir_text.h"
 
@@ -457,25 +458,7 @@ Graph Graph::from_json(std::string_view text) {
   }
 }
 
-void Graph::save(const std::string& path) const {
-  std::string text = to_json();
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw PersistenceError("save: cannot open '" + tmp + "' for writing: " + std::strerror(errno));
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw PersistenceError("save: writing '" + tmp + "' failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw PersistenceError("save: cannot move '" + tmp + "' to '" + path + "': " + why);
-  }
-}
+void Graph::save(const std::string& path) const { write_file_atomic(path, to_json()); }
 
 Graph Graph::load(const std::string& path) {
   std::error_code ec;
