@@ -3,17 +3,42 @@
 
 #include <algorithm>
 
-#include "evoxc/interp/interp.h"
+#include "evoxc/pipeline/coverage.h"
 
 namespace evoxc::cli {
 
+namespace {
+
+// "deferred [n]": note n holds the reason; equal reasons share one note.
+std::string coverage_cell(const coverage::Entry& e, Table& table) {
+  switch (e.status) {
+    case coverage::Status::Ok: return "\u2713";
+    case coverage::Status::Missing: return "MISSING";
+    case coverage::Status::Deferred: break;
+  }
+  std::string note = e.reason.empty() ? std::string("(no reason given)") : e.reason;
+  size_t n = 0;
+  while (n < table.notes.size() && table.notes[n].substr(table.notes[n].find(' ') + 1) != note) ++n;
+  if (n == table.notes.size()) table.notes.push_back("[" + std::to_string(n + 1) + "] " + note);
+  return "deferred [" + std::to_string(n + 1) + "]";
+}
+
+// Columns align on characters, not bytes: a UTF-8 continuation byte adds no width.
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+}  // namespace
+
 std::vector<OpColumn> op_columns() {
-  return {
-      {"op", [](const OpDef& d) { return d.name; }},
-      {"category", [](const OpDef& d) { return std::string(op_category_name(d.category)); }},
-      {"dtypes", [](const OpDef& d) { return std::string(dtype_class_name(d.operand_dtypes)); }},
+  std::vector<OpColumn> cols = {
+      {"op", [](const OpDef& d, Table&) { return d.name; }},
+      {"category", [](const OpDef& d, Table&) { return std::string(op_category_name(d.category)); }},
+      {"dtypes", [](const OpDef& d, Table&) { return std::string(dtype_class_name(d.operand_dtypes)); }},
       {"attributes",
-       [](const OpDef& d) {
+       [](const OpDef& d, Table&) {
          // "axes: ints, keepdims: bool"; an optional attribute is marked with '?'.
          std::string s;
          for (const auto& a : d.attrs) {
@@ -23,8 +48,12 @@ std::vector<OpColumn> op_columns() {
          }
          return s.empty() ? std::string("-") : s;
        }},
-      {"interp", [](const OpDef& d) { return std::string(interp::has_kernel(d.name) ? "yes" : "no"); }},
   };
+  const auto& tables = coverage::rule_tables();
+  for (size_t i = 0; i < tables.size(); ++i)
+    cols.push_back({tables[i].name,
+                    [i](const OpDef& d, Table& t) { return coverage_cell(coverage::rule_tables()[i].entry(d), t); }});
+  return cols;
 }
 
 Table build_op_table(const std::vector<OpColumn>& columns) {
@@ -32,7 +61,7 @@ Table build_op_table(const std::vector<OpColumn>& columns) {
   for (const auto& c : columns) t.header.push_back(c.header);
   for (const OpDef* def : all_ops()) {
     std::vector<std::string> row;
-    for (const auto& c : columns) row.push_back(c.cell(*def));
+    for (const auto& c : columns) row.push_back(c.cell(*def, t));
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -55,11 +84,14 @@ std::string render_table(const Table& table, bool markdown) {
     for (size_t i = 0; i < table.header.size(); ++i) out += "---|";
     out += "\n";
     for (const auto& r : table.rows) line(r);
+    if (!table.notes.empty()) out += "\n";
+    for (const auto& n : table.notes) out += "- " + n + "\n";
     return out;
   }
   std::vector<size_t> width(table.header.size(), 0);
   auto measure = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size() && i < width.size(); ++i) width[i] = std::max(width[i], cells[i].size());
+    for (size_t i = 0; i < cells.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], display_width(cells[i]));
   };
   measure(table.header);
   for (const auto& r : table.rows) measure(r);
@@ -67,12 +99,14 @@ std::string render_table(const Table& table, bool markdown) {
     std::string l;
     for (size_t i = 0; i < cells.size(); ++i) {
       l += cells[i];
-      if (i + 1 < cells.size()) l += std::string(width[i] - cells[i].size() + 2, ' ');
+      if (i + 1 < cells.size()) l += std::string(width[i] - display_width(cells[i]) + 2, ' ');
     }
     out += l + "\n";
   };
   line(table.header);
   for (const auto& r : table.rows) line(r);
+  if (!table.notes.empty()) out += "\n";
+  for (const auto& n : table.notes) out += n + "\n";
   return out;
 }
 

@@ -23,13 +23,69 @@ class FrameLease {
   std::unique_ptr<Program::FrameData> f_;
 };
 
+[[noreturn]] void input_mismatch(const Program& p, size_t i, DType dt, const int64_t* shape, size_t rank,
+                                 const std::string& extra = "") {
+  throw ValidationError("input " + p.input_paths[i] + ": expected " + p.values[i].type.to_string() + ", got " +
+                        (dt == p.values[i].dtype()
+                             ? "shape " + shape_text(shape, rank)
+                             : "dtype " + std::string(dtype_name(dt)) + " with shape " + shape_text(shape, rank)) +
+                        extra);
+}
 [[noreturn]] void input_mismatch(const Program& p, size_t i, const Tensor& t, const std::string& extra = "") {
-  throw ValidationError(
-      "input " + p.input_paths[i] + ": expected " + p.values[i].type.to_string() + ", got " +
-      (t.dtype() == p.values[i].dtype()
-           ? "shape " + shape_text(t.shape().data(), t.rank())
-           : "dtype " + std::string(dtype_name(t.dtype())) + " with shape " + shape_text(t.shape().data(), t.rank())) +
-      extra);
+  input_mismatch(p, i, t.dtype(), t.shape().data(), t.rank(), extra);
+}
+
+// Block plans: inputs are raw buffers of the plan's dtypes and ranks (the enclosing
+// plan checked both at prepare), so only extents are checked.
+struct RawInputs {
+  const Program& p;
+  const int64_t* const* dims;
+  size_t rank(size_t i) const { return p.values[i].rank(); }
+  const int64_t* shape(size_t i) const { return dims[i]; }
+  [[noreturn]] void mismatch(size_t i, const std::string& extra) const {
+    input_mismatch(p, i, p.values[i].dtype(), dims[i], rank(i), extra);
+  }
+};
+struct TensorInputs {
+  const Program& p;
+  std::span<const Tensor> t;
+  size_t rank(size_t i) const { return t[i].rank(); }
+  const int64_t* shape(size_t i) const { return t[i].shape().data(); }
+  [[noreturn]] void mismatch(size_t i, const std::string& extra) const { input_mismatch(p, i, t[i], extra); }
+};
+
+template <typename In>
+void check_input_rules(const Program& p, const In& in, Program::FrameData& f) {
+  using K = Program::InputRule::Kind;
+  for (const auto& r : p.input_rules) {
+    int64_t got = in.shape(r.input)[r.axis];
+    switch (r.kind) {
+      case K::Const:
+        if (got != r.value) in.mismatch(r.input, "");
+        break;
+      case K::Bind: f.syms[static_cast<size_t>(r.slot)] = got; break;
+      case K::SameSym: {
+        int64_t want = f.syms[static_cast<size_t>(r.slot)];
+        if (got != want) {
+          const std::string& sym = p.sym_names[static_cast<size_t>(r.slot)];
+          in.mismatch(r.input, ": dim " + std::to_string(r.axis) + " gives " + sym + " = " + std::to_string(got) +
+                                   ", but input " + p.input_paths[r.first_input] + " (" +
+                                   p.values[r.first_input].type.to_string() + ", shape " +
+                                   shape_text(in.shape(r.first_input), in.rank(r.first_input)) + ") bound " + sym +
+                                   " = " + std::to_string(want) + " at dim " + std::to_string(r.first_axis) +
+                                   "; pass inputs whose " + sym + " extents agree");
+        }
+        break;
+      }
+      case K::Expr: {
+        int64_t want = p.code.eval(r.slot, f.syms.data());
+        if (got != want)
+          in.mismatch(r.input, ": dim " + std::to_string(r.axis) + " must be " + p.code.expr(r.slot).to_string() +
+                                   " = " + std::to_string(want));
+        break;
+      }
+    }
+  }
 }
 
 void check_inputs(const Program& p, std::span<const Tensor> inputs, Program::FrameData& f) {
@@ -40,38 +96,7 @@ void check_inputs(const Program& p, std::span<const Tensor> inputs, Program::Fra
                             p.values[i].type.to_string());
     if (t.dtype() != p.values[i].dtype() || t.rank() != p.values[i].rank()) input_mismatch(p, i, t);
   }
-  using K = Program::InputRule::Kind;
-  for (const auto& r : p.input_rules) {
-    int64_t got = inputs[r.input].shape()[r.axis];
-    switch (r.kind) {
-      case K::Const:
-        if (got != r.value) input_mismatch(p, r.input, inputs[r.input]);
-        break;
-      case K::Bind: f.syms[static_cast<size_t>(r.slot)] = got; break;
-      case K::SameSym: {
-        int64_t want = f.syms[static_cast<size_t>(r.slot)];
-        if (got != want) {
-          const std::string& sym = p.sym_names[static_cast<size_t>(r.slot)];
-          input_mismatch(p, r.input, inputs[r.input],
-                         ": dim " + std::to_string(r.axis) + " gives " + sym + " = " + std::to_string(got) +
-                             ", but input " + p.input_paths[r.first_input] + " (" +
-                             p.values[r.first_input].type.to_string() + ", shape " +
-                             shape_text(inputs[r.first_input].shape().data(), inputs[r.first_input].rank()) +
-                             ") bound " + sym + " = " + std::to_string(want) + " at dim " +
-                             std::to_string(r.first_axis) + "; pass inputs whose " + sym + " extents agree");
-        }
-        break;
-      }
-      case K::Expr: {
-        int64_t want = p.code.eval(r.slot, f.syms.data());
-        if (got != want)
-          input_mismatch(p, r.input, inputs[r.input],
-                         ": dim " + std::to_string(r.axis) + " must be " + p.code.expr(r.slot).to_string() + " = " +
-                             std::to_string(want));
-        break;
-      }
-    }
-  }
+  check_input_rules(p, TensorInputs{p, inputs}, f);
 }
 
 std::string bindings_text(const Program& p, const Program::FrameData& f) {
@@ -192,7 +217,7 @@ void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor>
     }
   }
 
-  Frame frame{f->ptr.data(), dims, numel};
+  Frame frame{f->ptr.data(), dims, numel, f->syms.data()};
   for (const KernelPtr& k : p.kernels)
     if (k) k->run(frame);
 
@@ -208,6 +233,43 @@ void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor>
     size_t bytes = static_cast<size_t>(numel[v]) * size_of(p.values[v].dtype());
     if (bytes != 0 && p.output_direct[j] && f->staged[j].defined())
       std::memcpy(outputs[j].raw_data(), f->staged[j].raw_data(), bytes);
+  }
+}
+
+void execute_block(const Program& p, const BlockCall& c) {
+  FrameLease f(p);
+  for (size_t i = 0; i < p.num_outer_syms; ++i) f->syms[i] = c.outer_syms[i];
+  check_input_rules(p, RawInputs{p, c.in_dims}, *f);
+  const int64_t* dims = p.all_static ? p.dims_template.data() : nullptr;
+  const int64_t* numel = p.all_static ? p.static_numel.data() : nullptr;
+  if (!p.all_static) {
+    resolve_shapes(p, *f);
+    dims = f->dims.data();
+    numel = f->numel.data();
+  }
+  for (size_t j = 0; j < p.output_value.size(); ++j) {
+    const ValueDesc& d = p.values[p.output_value[j]];
+    const int64_t* want = dims + d.dim_off;
+    for (size_t i = 0; i < d.rank(); ++i)
+      if (c.out_dims[j][i] != want[i])
+        throw ValidationError("result " + std::to_string(j) + " of " + p.producer[p.output_value[j]] +
+                              ": the region computes shape " + shape_text(want, d.rank()) + " where the op's type " +
+                              "gives " + shape_text(c.out_dims[j], d.rank()) + "; the graph's types are inconsistent");
+  }
+  for (uint32_t v : p.patch_values) {
+    const Program::Storage& s = p.storage[v];
+    if (s.kind == Program::StorageKind::Input)
+      f->ptr[v] = const_cast<void*>(c.in[s.index]);  // kernels never write an input's storage
+    else if (s.kind == Program::StorageKind::Output)
+      f->ptr[v] = c.out[s.index];
+  }
+  Frame frame{f->ptr.data(), dims, numel, f->syms.data()};
+  for (const KernelPtr& k : p.kernels)
+    if (k) k->run(frame);
+  for (size_t j = 0; j < p.output_value.size(); ++j) {
+    uint32_t v = p.output_value[j];
+    size_t bytes = static_cast<size_t>(numel[v]) * size_of(p.values[v].dtype());
+    if (bytes != 0 && !p.output_direct[j]) std::memmove(c.out[j], f->ptr[v], bytes);
   }
 }
 

@@ -185,8 +185,8 @@ struct ExtensionFamily {
   KernelPtr (*make)(PrepareCtx& ctx);
 };
 constexpr ExtensionFamily kExtensions[] = {
-    {is_scan_op, make_scan_kernel},     {is_decomposition_op, make_decomposition_kernel},
-    {is_conv_op, make_conv_kernel},     {is_layout_op, make_layout_kernel},
+    {is_scan_op, make_scan_kernel},         {is_decomposition_op, make_decomposition_kernel},
+    {is_conv_op, make_conv_kernel},         {is_layout_op, make_layout_kernel},
     {is_indexing_op, make_indexing_kernel}, {is_sort_op, make_sort_kernel},
     {is_control_op, make_control_kernel},
 };
@@ -262,6 +262,9 @@ class Planner {
   explicit Planner(Program& p) : p_(p) {}
 
   void run(const Graph& graph);
+  // Plans `block` with inputs = its arguments then `captures` (see prepare_block).
+  void run_block(const Block& block, const std::vector<const Value*>& captures,
+                 const std::vector<std::string>& outer_syms, const std::string& what);
 
  private:
   uint32_t add_value(const Value* v, std::string name, std::string producer);
@@ -338,25 +341,43 @@ void Planner::add_check(const PrepareCtx::PendingCheck& c, const std::string& wh
 void Planner::run(const Graph& graph) {
   if (!graph.defined()) throw BackendError("interp::prepare: the graph is empty (default-constructed)");
   const Block& entry = graph.main().entry();
-  p_.num_inputs = entry.num_arguments();
   p_.input_paths = graph.input_paths();
+  if (p_.input_paths.size() != entry.num_arguments()) {
+    p_.input_paths.clear();
+    for (size_t i = 0; i < entry.num_arguments(); ++i) p_.input_paths.push_back("[" + std::to_string(i) + "]");
+  }
+  run_block(entry, {}, {}, "main's entry block");
+}
+
+void Planner::run_block(const Block& entry, const std::vector<const Value*>& captures,
+                        const std::vector<std::string>& outer_syms, const std::string& what) {
+  p_.num_inputs = entry.num_arguments() + captures.size();
   if (p_.input_paths.size() != p_.num_inputs) {
     p_.input_paths.clear();
-    for (size_t i = 0; i < p_.num_inputs; ++i) p_.input_paths.push_back("[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < entry.num_arguments(); ++i)
+      p_.input_paths.push_back("block argument " + std::to_string(i) + " of " + what);
+    for (size_t i = 0; i < captures.size(); ++i)
+      p_.input_paths.push_back("captured value " + std::to_string(i) + " of " + what);
   }
+  // Symbols of the enclosing plan come first; inputs are checked against them.
+  for (const std::string& s : outer_syms) {
+    sym_slot_[s] = static_cast<int32_t>(p_.sym_names.size());
+    p_.sym_names.push_back(s);
+  }
+  p_.num_outer_syms = outer_syms.size();
 
   // Inputs: every bare-symbol extent binds (first occurrence) or is compared (later ones).
   std::map<std::string, std::pair<uint32_t, uint32_t>> bound_at;
   std::vector<std::tuple<uint32_t, uint32_t, DimExpr>> expr_rules;
   for (uint32_t i = 0; i < p_.num_inputs; ++i) {
-    const Value* a = entry.argument(i);
+    const Value* a = i < entry.num_arguments() ? entry.argument(i) : captures[i - entry.num_arguments()];
     add_value(a, "input " + p_.input_paths[i], "input " + p_.input_paths[i]);
     for (uint32_t d = 0; d < a->shape().rank(); ++d) {
       const DimExpr& e = a->shape()[d];
       Program::InputRule r{Program::InputRule::Kind::Const, i, d};
       if (e.is_const()) {
         r.value = e.value();
-      } else if (e.is_symbol()) {
+      } else if (e.is_symbol() && !(sym_slot_.count(e.name()) && !bound_at.count(e.name()))) {
         auto it = bound_at.find(e.name());
         if (it == bound_at.end()) {
           int32_t slot = static_cast<int32_t>(p_.sym_names.size());
@@ -387,7 +408,7 @@ void Planner::run(const Graph& graph) {
   // Ops.
   const auto& ops_owned = entry.operations();
   if (ops_owned.empty() || ops_owned.back()->name() != "return")
-    throw BackendError("interp::prepare: main's entry block does not end in evoxc.return");
+    throw BackendError("interp::prepare: " + what + " does not end in evoxc.return");
   std::vector<const Operation*> ops;
   for (size_t k = 0; k + 1 < ops_owned.size(); ++k) ops.push_back(ops_owned[k].get());
   std::vector<std::vector<size_t>> in_place(ops.size());
@@ -407,9 +428,18 @@ void Planner::run(const Graph& graph) {
       if (it == vid_.end()) throw BackendError(where + ": an operand is not defined earlier in the entry block");
       in.push_back(it->second);
     }
+    // Values a region reads from outside it travel as extra inputs, so their buffers live
+    // until the op has run.
+    if (!op.regions().empty())
+      for (const Value* v : captured_values(op)) {
+        auto it = vid_.find(v);
+        if (it == vid_.end()) throw BackendError(where + ": a region uses a value that is not defined before the op");
+        in.push_back(it->second);
+      }
     for (size_t r = 0; r < op.num_results(); ++r)
       out.push_back(add_value(op.result(r), "%" + std::to_string(p_.values.size()), where));
     PrepareCtx ctx(op, where, p_.values, p_.dims_template, in, out);
+    ctx.sym_names = &p_.sym_names;
     try {
       p_.kernels[k] = make_kernel(*fam, ctx);
     } catch (const TypeError& e) {
@@ -582,6 +612,43 @@ void Planner::plan_storage(const std::vector<const Operation*>& ops, const std::
 }
 
 }  // namespace
+
+std::vector<const Value*> captured_values(const Operation& op) {
+  std::unordered_set<const Value*> inside;
+  std::vector<const Operation*> stack{&op};
+  while (!stack.empty()) {
+    const Operation* o = stack.back();
+    stack.pop_back();
+    for (const auto& r : o->regions()) {
+      const Block& b = r->block();
+      for (const auto& a : b.arguments()) inside.insert(a.get());
+      for (const auto& inner : b.operations()) {
+        for (const auto& res : inner->results()) inside.insert(res.get());
+        stack.push_back(inner.get());
+      }
+    }
+  }
+  // Deterministic order: walk the regions in program order.
+  std::vector<const Value*> out;
+  std::unordered_set<const Value*> seen;
+  auto walk = [&](auto&& self, const Operation& o) -> void {
+    for (const auto& r : o.regions())
+      for (const auto& inner : r->block().operations()) {
+        for (const Value* v : inner->operands())
+          if (!inside.count(v) && seen.insert(v).second) out.push_back(v);
+        self(self, *inner);
+      }
+  };
+  walk(walk, op);
+  return out;
+}
+
+std::shared_ptr<const Program> prepare_block(const Block& block, const std::vector<const Value*>& captures,
+                                             const std::vector<std::string>& outer_syms, const std::string& where) {
+  auto p = std::make_shared<Program>();
+  Planner(*p).run_block(block, captures, outer_syms, where);
+  return p;
+}
 
 std::shared_ptr<const Program> prepare(const Graph& graph) {
   auto p = std::make_shared<Program>();

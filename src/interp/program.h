@@ -20,6 +20,9 @@ struct Frame {
   void* const* ptr;
   const int64_t* dims;
   const int64_t* numel;
+  // The plan's symbol values (Program::sym_names order); control kernels hand them to
+  // their region plans.
+  const int64_t* syms = nullptr;
 };
 
 // One prepared instruction. run() must not throw, allocate or look anything up by name:
@@ -100,6 +103,9 @@ class PrepareCtx {
   // BackendError naming the op.
   [[noreturn]] void fail(const std::string& why) const;
 
+  // The enclosing plan's symbols (slot order), for kernels that prepare region plans.
+  const std::vector<std::string>* sym_names = nullptr;
+
   // Filled by the factory: operand indices the result may be written over (elementwise
   // ops whose kernel tolerates out == in), when that operand dies here.
   std::vector<size_t> in_place_operands;
@@ -154,6 +160,29 @@ bool is_reduce_op(std::string_view op);
 bool is_structure_op(std::string_view op);
 bool is_creation_op(std::string_view op);
 
+// Values used inside an op's regions (at any depth) but defined outside them, in
+// first-use order. The planner appends them to a control op's `in` after its operands.
+std::vector<const Value*> captured_values(const Operation& op);
+
+// Prepares one region's block as a plan of its own: its inputs are the block arguments
+// followed by `captures`; the symbols in `outer_syms` are not bound by the inputs but take
+// the enclosing plan's values (slots 0.. in that order), and the inputs are checked
+// against them. `where` names the region in messages.
+std::shared_ptr<const Program> prepare_block(const Block& block, const std::vector<const Value*>& captures,
+                                             const std::vector<std::string>& outer_syms, const std::string& where);
+
+// One run of a block plan on raw buffers (what a control kernel holds). Input pointers
+// are read only; output buffers must not overlap the inputs. Output extents are checked
+// against the plan's result extents (ValidationError).
+struct BlockCall {
+  const void* const* in;
+  const int64_t* const* in_dims;
+  void* const* out;
+  const int64_t* const* out_dims;
+  const int64_t* outer_syms;  // Program::num_outer_syms values
+};
+void execute_block(const Program& p, const BlockCall& call);
+
 // numpy's shape text: "(5, 3)", "(4,)", "()".
 std::string shape_text(const int64_t* dims, size_t rank);
 
@@ -186,6 +215,7 @@ class Program {
   std::vector<std::string> producer;   // per value: "evoxc.op at loc" or the input path
   DimCode code;
   std::vector<std::string> sym_names;
+  size_t num_outer_syms = 0;  // block plans: leading sym_names given by the enclosing plan
 
   // Inputs.
   size_t num_inputs = 0;

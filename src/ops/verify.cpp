@@ -19,7 +19,7 @@ void verify_block(const Block& b) {
 void verify_op(const Operation& op) {
   const OpDef* def = find_op(op.name());
   if (!def) throw VerifyError("unknown op '" + op.name() + "' at " + op.location().to_string());
-  if (op.regions().size() != static_cast<size_t>(def->num_regions))
+  if (def->num_regions >= 0 && op.regions().size() != static_cast<size_t>(def->num_regions))
     throw VerifyError(where(op) + ": has " + std::to_string(op.regions().size()) + " regions, expected " +
                       std::to_string(def->num_regions));
   std::vector<TensorType> operand_types;
@@ -31,6 +31,7 @@ void verify_op(const Operation& op) {
   std::vector<TensorType> inferred;
   try {
     inferred = infer_result_types(*def, operand_types, op.attributes());
+    if (def->infer_regions) inferred = def->infer_regions(operand_types, op.attributes(), op);
   } catch (const ShapeError& e) {
     throw VerifyError(std::string(e.what()) + " (at " + op.location().to_string() + ")");
   } catch (const TypeError& e) {

@@ -1,7 +1,9 @@
 // Tests of the op registry itself, plus checks generated from the catalogue: every op accepts its dtype class.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "evoxc/ops/op_def.h"
 #include "ops/ops_util.h"
@@ -12,127 +14,44 @@ namespace {
 using testing::all_dtypes;
 using testing::sample_call;
 
-// The foundation set, in docs/semantics.md's table order (hand-copied from the docs, not from the registry).
-const std::vector<std::string> kDocOps = {"exp",
-                                          "exp2",
-                                          "expm1",
-                                          "log",
-                                          "log2",
-                                          "log10",
-                                          "log1p",
-                                          "sqrt",
-                                          "rsqrt",
-                                          "cbrt",
-                                          "reciprocal",
-                                          "sin",
-                                          "cos",
-                                          "tan",
-                                          "asin",
-                                          "acos",
-                                          "atan",
-                                          "sinh",
-                                          "cosh",
-                                          "tanh",
-                                          "asinh",
-                                          "acosh",
-                                          "atanh",
-                                          "sigmoid",
-                                          "erf",
-                                          "erfc",
-                                          "erf_inv",
-                                          "lgamma",
-                                          "digamma",
-                                          "softplus",
-                                          "floor",
-                                          "ceil",
-                                          "round",
-                                          "trunc",
-                                          "gelu",
-                                          "neg",
-                                          "abs",
-                                          "sign",
-                                          "square",
-                                          "relu",
-                                          "isnan",
-                                          "isinf",
-                                          "isfinite",
-                                          "logical_not",
-                                          "bitwise_not",
-                                          "popcount",
-                                          "nan_to_num",
-                                          "add",
-                                          "subtract",
-                                          "multiply",
-                                          "divide",
-                                          "floor_divide",
-                                          "remainder",
-                                          "fmod",
-                                          "power",
-                                          "maximum",
-                                          "minimum",
-                                          "atan2",
-                                          "hypot",
-                                          "nextafter",
-                                          "copysign",
-                                          "logical_and",
-                                          "logical_or",
-                                          "logical_xor",
-                                          "bitwise_and",
-                                          "bitwise_or",
-                                          "bitwise_xor",
-                                          "shift_left",
-                                          "shift_right_logical",
-                                          "shift_right_arithmetic",
-                                          "equal",
-                                          "not_equal",
-                                          "less",
-                                          "less_equal",
-                                          "greater",
-                                          "greater_equal",
-                                          "select",
-                                          "clamp",
-                                          "convert",
-                                          "bitcast_convert",
-                                          "reduce_sum",
-                                          "reduce_prod",
-                                          "reduce_max",
-                                          "reduce_min",
-                                          "reduce_mean",
-                                          "reduce_any",
-                                          "reduce_all",
-                                          "argmax",
-                                          "argmin",
-                                          "dot",
-                                          "reshape",
-                                          "transpose",
-                                          "broadcast_in_dim",
-                                          "expand_dims",
-                                          "squeeze",
-                                          "slice",
-                                          "concatenate",
-                                          "iota",
-                                          "full",
-                                          "constant",
-                                          "return"};
+// The op names documented in docs/semantics.md: the first cell of every row of its op
+// tables (those whose header starts "| op |"), where each backticked word is an op.
+std::set<std::string> documented_ops() {
+  std::ifstream in(EVOXC_TEST_DATA_DIR "/../../docs/semantics.md");
+  EXPECT_TRUE(in.good()) << "cannot read docs/semantics.md";
+  std::set<std::string> names;
+  std::string line;
+  bool in_op_table = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("| op |", 0) == 0) in_op_table = true;
+    if (line.rfind("|", 0) != 0) in_op_table = false;
+    if (!in_op_table || line.rfind("| `", 0) != 0) continue;
+    std::string cell = line.substr(2, line.find(" |", 2) - 2);
+    for (size_t pos = 0; (pos = cell.find('`', pos)) != std::string::npos;) {
+      size_t end = cell.find('`', pos + 1);
+      if (end == std::string::npos) break;
+      std::istringstream words(cell.substr(pos + 1, end - pos - 1));
+      for (std::string w; words >> w;) names.insert(w);
+      pos = end + 1;
+    }
+  }
+  return names;
+}
 
 TEST(Registry, HoldsExactlyTheDocumentedOps) {
   std::set<std::string> registered;
   for (const OpDef* d : all_ops()) EXPECT_TRUE(registered.insert(d->name).second) << "duplicate " << d->name;
-  std::set<std::string> documented(kDocOps.begin(), kDocOps.end());
-  EXPECT_EQ(registered, documented);
-  EXPECT_EQ(all_ops().size(), kDocOps.size());
+  std::set<std::string> documented = documented_ops();
+  for (const auto& n : registered) EXPECT_TRUE(documented.count(n)) << n << " is registered but not in docs/semantics.md";
+  for (const auto& n : documented) EXPECT_TRUE(registered.count(n)) << n << " is documented but not registered";
 }
 
-TEST(Registry, OrderIsByCategoryThenDocOrder) {
+TEST(Registry, OrderIsByCategory) {
   const auto& ops = all_ops();
-  auto doc_pos = [](const std::string& n) { return std::find(kDocOps.begin(), kDocOps.end(), n) - kDocOps.begin(); };
   for (size_t i = 1; i < ops.size(); ++i) {
     const OpDef* a = ops[i - 1];
     const OpDef* b = ops[i];
     ASSERT_LE(static_cast<int>(a->category), static_cast<int>(b->category)) << a->name << " before " << b->name;
-    if (a->category == b->category) {
-      EXPECT_LT(doc_pos(a->name), doc_pos(b->name)) << a->name << " before " << b->name;
-    }
   }
   // The order is stable from call to call (one registry).
   EXPECT_EQ(&all_ops(), &all_ops());
@@ -218,7 +137,12 @@ TEST(Registry, EveryOpHasAOneLineDocAndInference) {
     EXPECT_FALSE(d->doc.empty()) << d->name;
     EXPECT_EQ(d->doc.find('\n'), std::string::npos) << d->name;
     EXPECT_TRUE(static_cast<bool>(d->infer)) << d->name;
-    EXPECT_EQ(d->num_regions, 0) << d->name;
+    // Only control flow carries regions (-1: one or more, as an n-way switch).
+    if (d->category == OpCategory::ControlFlow) {
+      EXPECT_NE(d->num_regions, 0) << d->name;
+    } else {
+      EXPECT_EQ(d->num_regions, 0) << d->name;
+    }
   }
 }
 
@@ -226,6 +150,7 @@ TEST(Registry, EveryOpHasAOneLineDocAndInference) {
 TEST(Generated, EveryOpAcceptsItsDTypeClassAndRejectsOthers) {
   for (const OpDef* d : all_ops()) {
     SCOPED_TRACE(d->name);
+    if (d->category == OpCategory::ControlFlow) continue;  // needs regions: tests/ops/control_test.cpp
     if (d->max_operands == 0) {
       auto c = sample_call(*d, DType::F32);
       EXPECT_NO_THROW(infer_result_types(*d, c.operands, c.attrs));
@@ -243,7 +168,7 @@ TEST(Generated, EveryOpAcceptsItsDTypeClassAndRejectsOthers) {
         auto r = infer_result_types(*d, c.operands, c.attrs);
         ++accepted;
         if (d->category != OpCategory::Terminator) {
-          EXPECT_EQ(r.size(), 1u);
+          EXPECT_GE(r.size(), 1u);
         }
       } catch (const Error& e) {
         ADD_FAILURE() << "rejects " << dtype_name(t) << ": " << e.what();
@@ -267,6 +192,7 @@ TEST(Generated, EveryOpAcceptsItsDTypeClassAndRejectsOthers) {
 TEST(Generated, EveryOpChecksItsArity) {
   for (const OpDef* d : all_ops()) {
     SCOPED_TRACE(d->name);
+    if (d->category == OpCategory::ControlFlow) continue;
     auto c = sample_call(*d, DType::F32);
     std::vector<TensorType> wrong = c.operands;
     if (d->max_operands >= 0) {
@@ -299,14 +225,18 @@ DType dtype_of_class(const OpDef& d) {
 TEST(Generated, EveryOpChecksItsAttributeSchema) {
   for (const OpDef* d : all_ops()) {
     SCOPED_TRACE(d->name);
+    if (d->category == OpCategory::ControlFlow) continue;  // tests/ops/control_test.cpp
     auto c = sample_call(*d, dtype_of_class(*d));
     ASSERT_NO_THROW(infer_result_types(*d, c.operands, c.attrs));
     for (const AttrSpec& spec : d->attrs) {
-      AttrMap missing = c.attrs;
-      missing.erase(spec.name);
-      EXPECT_THROW(infer_result_types(*d, c.operands, missing), TypeError) << spec.name;
+      if (spec.required) {
+        AttrMap missing = c.attrs;
+        missing.erase(spec.name);
+        EXPECT_THROW(infer_result_types(*d, c.operands, missing), TypeError) << spec.name;
+      }
       AttrMap wrong_kind = c.attrs;
-      wrong_kind[spec.name] = std::string("text");  // no attribute of the foundation set is a string
+      // A value of a kind the attribute never takes: a string, or an int for string attributes.
+      wrong_kind[spec.name] = spec.kind == AttrKind::String ? Attribute(int64_t{7}) : Attribute(std::string("text"));
       try {
         infer_result_types(*d, c.operands, wrong_kind);
         ADD_FAILURE() << "accepted a string for " << spec.name;
