@@ -29,10 +29,11 @@ build: deps venv
 	cmake --preset $(PRESET) >/dev/null
 	cmake --build --preset $(PRESET)
 
-# The main job: the quickstart, the symbolic-batch example, then a short benchmark summary.
+# The main job: the quickstart, the symbolic-batch and control-flow examples, then a short benchmark summary.
 run: build bench-venv
 	./build/bin/quickstart
 	./build/bin/batch_dict
+	./build/bin/newton_sqrt
 	$(PY) bench/compare.py --quick
 
 test: build

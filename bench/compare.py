@@ -42,6 +42,17 @@ def rand(shape, seed):
     return np.random.default_rng(seed).random(shape, dtype=np.float32) - 0.5
 
 
+def sort_gather_chol_inputs():
+    import numpy as np
+    rng = np.random.default_rng(10)
+    s_in = rand(N, 10)
+    g_in = rand(N, 12)
+    g_idx = rng.integers(0, N, N, dtype=np.int64)
+    m = rand((512, 512), 13).astype(np.float64)
+    spd = (m @ m.T + 512 * np.eye(512)).astype(np.float32)
+    return s_in, g_in, g_idx, spd
+
+
 def numpy_workloads():
     import numpy as np
     x, c = rand(64, 1), rand(64, 2)
@@ -55,11 +66,23 @@ def numpy_workloads():
     a, b = rand(N, 3), rand(N, 4)
     m = rand((1024, 1024), 5)
     p, q = rand((512, 512), 6), rand((512, 512), 7)
+    cx, cw = rand((8, 64, 56, 56), 8), rand((64, 64, 3, 3), 9)
+
+    def conv():  # numpy has no conv: im2col through a sliding window view, then one tensordot (BLAS)
+        xp = np.pad(cx, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))  # (8, 64, 56, 56, 3, 3)
+        return np.tensordot(win, cw, axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2)
+
+    s_in, g_in, g_idx, spd = sort_gather_chol_inputs()
     return {
         "dispatch_chain100_64": chain,
         "tanh_fma_1M": lambda: np.tanh(a * b + a),
         "sum_axis1_1024": lambda: m.sum(axis=1),
         "matmul_512": lambda: p @ q,
+        "conv2d_8x64x56": conv,
+        "sort_1M": lambda: np.sort(s_in),
+        "gather_1M": lambda: np.take(g_in, g_idx),
+        "cholesky_512": lambda: np.linalg.cholesky(spd),
     }
 
 
@@ -77,13 +100,17 @@ def torch_workloads():
     a, b = t(rand(N, 3)), t(rand(N, 4))
     m = t(rand((1024, 1024), 5))
     p, q = t(rand((512, 512), 6)), t(rand((512, 512), 7))
-    with torch.inference_mode():
-        pass
+    cx, cw = t(rand((8, 64, 56, 56), 8)), t(rand((64, 64, 3, 3), 9))
+    s_in, g_in, g_idx, spd = (torch.from_numpy(v) for v in sort_gather_chol_inputs())
     return {
         "dispatch_chain100_64": chain,
         "tanh_fma_1M": lambda: torch.tanh(a * b + a),
         "sum_axis1_1024": lambda: m.sum(dim=1),
         "matmul_512": lambda: p @ q,
+        "conv2d_8x64x56": lambda: torch.nn.functional.conv2d(cx, cw, padding=1),
+        "sort_1M": lambda: torch.sort(s_in),
+        "gather_1M": lambda: torch.take(g_in, g_idx),
+        "cholesky_512": lambda: torch.linalg.cholesky(spd),
     }
 
 
@@ -105,7 +132,17 @@ def jax_workloads():
     jt = jax.jit(lambda a, b: jnp.tanh(a * b + a))
     js = jax.jit(lambda m: m.sum(axis=1))
     jm = jax.jit(lambda p, q: p @ q)
+    cx, cw = jnp.asarray(rand((8, 64, 56, 56), 8)), jnp.asarray(rand((64, 64, 3, 3), 9))
+    jconv = jax.jit(lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME"))
+    s_in, g_in, g_idx, spd = (jnp.asarray(v) for v in sort_gather_chol_inputs())
+    jsort = jax.jit(jnp.sort)
+    jtake = jax.jit(jnp.take)
+    jchol = jax.jit(jnp.linalg.cholesky)
     return {
+        "conv2d_8x64x56": lambda: jconv(cx, cw).block_until_ready(),
+        "sort_1M": lambda: jsort(s_in).block_until_ready(),
+        "gather_1M": lambda: jtake(g_in, g_idx).block_until_ready(),
+        "cholesky_512": lambda: jchol(spd).block_until_ready(),
         "dispatch_chain100_64": lambda: jc(x, c).block_until_ready(),
         "tanh_fma_1M": lambda: jt(a, b).block_until_ready(),
         "sum_axis1_1024": lambda: js(m).block_until_ready(),
@@ -118,6 +155,10 @@ LABELS = {
     "tanh_fma_1M": "tanh(a*b+a), 2^20 f32",
     "sum_axis1_1024": "sum(axis=1), 1024x1024 f32",
     "matmul_512": "matmul 512x512 f32",
+    "conv2d_8x64x56": "conv2d 8x64x56x56, 3x3 SAME",
+    "sort_1M": "sort 2^20 f32",
+    "gather_1M": "take 2^20 indices",
+    "cholesky_512": "cholesky 512x512 f32",
 }
 
 

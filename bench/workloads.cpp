@@ -85,6 +85,47 @@ std::vector<WorkloadResult> run_workloads(bool quick) {
     results.push_back({"matmul_512", "matmul of two float32[512,512]",
                        time_exe(exe, {random_tensor({512, 512}, 6), random_tensor({512, 512}, 7)}, batch_s, reps)});
   }
+  {  // conv2d: N=8, 64 -> 64 channels, 56x56, 3x3, SAME
+    auto f = [](SymbolicTensor x, SymbolicTensor w) { return conv2d(x, w, {1, 1}, "SAME"); };
+    auto exe = build(f, TensorSpec({8, 64, 56, 56}, f32), TensorSpec({64, 64, 3, 3}, f32));
+    results.push_back(
+        {"conv2d_8x64x56", "conv2d NCHW float32[8,64,56,56] * [64,64,3,3], SAME",
+         time_exe(exe, {random_tensor({8, 64, 56, 56}, 8), random_tensor({64, 64, 3, 3}, 9)}, batch_s, reps)});
+  }
+  {  // sort of 2^20 float32
+    auto f = [](SymbolicTensor a) { return sort(a); };
+    int64_t n = 1 << 20;
+    auto exe = build(f, TensorSpec({n}, f32));
+    results.push_back({"sort_1M", "sort float32[2^20]", time_exe(exe, {random_tensor({n}, 10)}, batch_s, reps)});
+  }
+  {  // gather: take 2^20 random indices from a float32[2^20]
+    auto f = [](SymbolicTensor a, SymbolicTensor idx) { return take(a, idx); };
+    int64_t n = 1 << 20;
+    auto exe = build(f, TensorSpec({n}, f32), TensorSpec({n}, i64));
+    Tensor idx = Tensor::empty({n}, i64);
+    uint32_t s = 11;
+    for (int64_t i = 0; i < n; ++i) {
+      s = s * 1664525u + 1013904223u;
+      idx.data<int64_t>()[i] = static_cast<int64_t>(s % static_cast<uint32_t>(n));
+    }
+    results.push_back({"gather_1M", "take 2^20 random indices from float32[2^20]",
+                       time_exe(exe, {random_tensor({n}, 12), idx}, batch_s, reps)});
+  }
+  {  // cholesky of a 512x512 float32 SPD matrix
+    auto f = [](SymbolicTensor a) { return linalg::cholesky(a); };
+    auto exe = build(f, TensorSpec({512, 512}, f32));
+    Tensor m = random_tensor({512, 512}, 13);
+    Tensor a = Tensor::zeros({512, 512}, f32);
+    const float* pm = m.data<float>();
+    float* pa = a.data<float>();
+    for (int i = 0; i < 512; ++i)  // a = m m^T + 512 I: symmetric positive definite
+      for (int j = 0; j < 512; ++j) {
+        double acc = i == j ? 512.0 : 0.0;
+        for (int k = 0; k < 512; ++k) acc += static_cast<double>(pm[i * 512 + k]) * pm[j * 512 + k];
+        pa[i * 512 + j] = static_cast<float>(acc);
+      }
+    results.push_back({"cholesky_512", "cholesky of an SPD float32[512,512]", time_exe(exe, {a}, batch_s, reps)});
+  }
   return results;
 }
 

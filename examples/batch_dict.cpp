@@ -13,9 +13,8 @@ int main() {
       SymbolicTensor h = evoxc::tanh(evoxc::dot(batch["x"], params["w1"]) + params["b1"]);
       return std::map<std::string, SymbolicTensor>{{"logits", evoxc::dot(h, params["w2"])}, {"hidden", h}};
     };
-    std::map<std::string, evoxc::TensorSpec> params_spec{{"w1", {{4, 8}, evoxc::f32}},
-                                                         {"b1", {{8}, evoxc::f32}},
-                                                         {"w2", {{8, 3}, evoxc::f32}}};
+    std::map<std::string, evoxc::TensorSpec> params_spec{
+        {"w1", {{4, 8}, evoxc::f32}}, {"b1", {{8}, evoxc::f32}}, {"w2", {{8, 3}, evoxc::f32}}};
     std::map<std::string, evoxc::TensorSpec> batch_spec{{"x", {{B, 4}, evoxc::f32}}};
 
     evoxc::Graph graph = evoxc::trace(model, params_spec, batch_spec);

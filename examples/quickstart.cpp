@@ -10,7 +10,7 @@ int main() {
     };
     evoxc::TensorSpec sx({4, 8}, evoxc::f32), sw({8, 4}, evoxc::f32);
 
-    evoxc::Graph graph = evoxc::trace(f, sx, sw);                        // Graph (EvoXIR)
+    evoxc::Graph graph = evoxc::trace(f, sx, sw);                         // Graph (EvoXIR)
     evoxc::LoweredProgram lowered = evoxc::lower(graph);                  // LoweredProgram
     evoxc::CompiledArtifact artifact = evoxc::compile(lowered);           // CompiledArtifact
     evoxc::Executable exe = evoxc::load(artifact, evoxc::Device::cpu());  // Executable

@@ -49,6 +49,72 @@ Cmp3 pick_cmp(DType t) {
   return visit_dtype(t, [](auto tag) -> Cmp3 { return &cmp3<decltype(tag)>; });
 }
 
+// A stable LSD radix argsort for single-key sorts of 32- and 64-bit types: the same order as
+// less_nan_last (NaN last and equal among themselves, -0 equal to +0), in O(n) instead of an
+// indirect comparison sort. Keys map to unsigned integers whose order is the sort order.
+template <typename T>
+auto radix_key(T x) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    using U = std::conditional_t<std::is_same_v<T, float>, uint32_t, uint64_t>;
+    constexpr U sign = U{1} << (sizeof(U) * 8 - 1);
+    if (x != x) return static_cast<U>(~U{0});
+    if (x == T(0)) x = T(0);  // -0 sorts as +0
+    U u;
+    std::memcpy(&u, &x, sizeof u);
+    return (u & sign) ? static_cast<U>(~u) : static_cast<U>(u | sign);
+  } else {
+    using U = std::make_unsigned_t<T>;
+    if constexpr (std::is_signed_v<T>) {
+      return static_cast<U>(static_cast<U>(x) ^ (U{1} << (sizeof(U) * 8 - 1)));
+    } else {
+      return static_cast<U>(x);
+    }
+  }
+}
+
+using RadixFn = void (*)(const void* base, int64_t stride, int64_t n, int64_t* perm);
+template <typename T>
+void radix_argsort(const void* base, int64_t stride, int64_t n, int64_t* perm) {
+  using U = decltype(radix_key(T{}));
+  const T* p = static_cast<const T*>(base);
+  std::vector<U> key(static_cast<size_t>(n)), key2(static_cast<size_t>(n));
+  std::vector<int64_t> idx2(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    key[static_cast<size_t>(i)] = radix_key(p[i * stride]);
+    perm[i] = i;
+  }
+  U* k = key.data();
+  U* k2 = key2.data();
+  int64_t* ix = perm;
+  int64_t* ix2 = idx2.data();
+  for (unsigned shift = 0; shift < sizeof(U) * 8; shift += 8) {
+    int64_t count[257] = {};
+    for (int64_t i = 0; i < n; ++i) ++count[((k[i] >> shift) & 0xFF) + 1];
+    if (count[((k[0] >> shift) & 0xFF) + 1] == n) continue;  // every key shares this byte: nothing moves
+    for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t dst = count[(k[i] >> shift) & 0xFF]++;
+      k2[dst] = k[i];
+      ix2[dst] = ix[i];
+    }
+    std::swap(k, k2);
+    std::swap(ix, ix2);
+  }
+  if (ix != perm) std::memcpy(perm, ix, static_cast<size_t>(n) * sizeof(int64_t));
+}
+
+RadixFn pick_radix(DType t) {
+  switch (t) {
+    case DType::F32: return &radix_argsort<float>;
+    case DType::F64: return &radix_argsort<double>;
+    case DType::I32: return &radix_argsort<int32_t>;
+    case DType::I64: return &radix_argsort<int64_t>;
+    case DType::U32: return &radix_argsort<uint32_t>;
+    case DType::U64: return &radix_argsort<uint64_t>;
+    default: return nullptr;
+  }
+}
+
 struct LineGeometry {
   int64_t outer = 1, n = 1, inner = 1;
 };
@@ -85,11 +151,12 @@ int64_t line_start(const LineGeometry& g, int64_t line) { return (line / g.inner
 class SortKernel final : public Kernel {
  public:
   SortKernel(std::vector<uint32_t> in, std::vector<uint32_t> out, std::vector<size_t> es, std::vector<Cmp3> keys,
-             bool argsort, uint32_t dim_off, int rank, int axis)
+             RadixFn radix, bool argsort, uint32_t dim_off, int rank, int axis)
       : in_(std::move(in)),
         out_(std::move(out)),
         es_(std::move(es)),
         keys_(std::move(keys)),
+        radix_(radix),
         argsort_(argsort),
         dim_off_(dim_off),
         rank_(rank),
@@ -98,17 +165,21 @@ class SortKernel final : public Kernel {
     LineGeometry g = line_geometry(f.dims + dim_off_, rank_, axis_);
     for_lines(g, [&](int64_t line, int64_t* perm) {
       int64_t s = line_start(g, line);
-      std::iota(perm, perm + g.n, int64_t{0});
       const void* kb[kMaxKeys];
       for (size_t k = 0; k < keys_.size(); ++k)
         kb[k] = static_cast<const char*>(f.ptr[in_[k]]) + static_cast<size_t>(s) * es_[k];
-      std::stable_sort(perm, perm + g.n, [&](int64_t a, int64_t b) {
-        for (size_t k = 0; k < keys_.size(); ++k) {
-          int c = keys_[k](kb[k], g.inner, a, b);
-          if (c != 0) return c < 0;
-        }
-        return false;
-      });
+      if (radix_ && g.n > 64) {
+        radix_(kb[0], g.inner, g.n, perm);
+      } else {
+        std::iota(perm, perm + g.n, int64_t{0});
+        std::stable_sort(perm, perm + g.n, [&](int64_t a, int64_t b) {
+          for (size_t k = 0; k < keys_.size(); ++k) {
+            int c = keys_[k](kb[k], g.inner, a, b);
+            if (c != 0) return c < 0;
+          }
+          return false;
+        });
+      }
       if (argsort_) {
         int64_t* o = static_cast<int64_t*>(f.ptr[out_[0]]) + s;
         for (int64_t j = 0; j < g.n; ++j) o[j * g.inner] = perm[j];
@@ -130,6 +201,7 @@ class SortKernel final : public Kernel {
   std::vector<uint32_t> in_, out_;
   std::vector<size_t> es_;
   std::vector<Cmp3> keys_;
+  RadixFn radix_;  // single-key sorts of 32/64-bit types; nullptr otherwise
   bool argsort_;
   uint32_t dim_off_;
   int rank_, axis_;
@@ -165,7 +237,8 @@ KernelPtr make_sort(PrepareCtx& ctx, bool argsort) {
   }
   if (argsort && (ctx.result().dtype() != DType::I64 || ctx.result().rank() != a.rank()))
     ctx.fail("the result must be int64 with the operand's shape");
-  return std::make_unique<SortKernel>(ctx.in, ctx.out, std::move(es), std::move(keys), argsort, a.dim_off,
+  RadixFn radix = keys.size() == 1 ? pick_radix(a.dtype()) : nullptr;
+  return std::make_unique<SortKernel>(ctx.in, ctx.out, std::move(es), std::move(keys), radix, argsort, a.dim_off,
                                       static_cast<int>(a.rank()), static_cast<int>(axis));
 }
 

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "evoxc/evoxc.h"
 #include "evoxc/trace/indexing.h"
@@ -205,3 +207,69 @@ TEST(InterpSearchsorted, LeftAndRightEveryDtype) {
 
 }  // namespace
 }  // namespace evoxc::testing
+
+namespace evoxc {
+namespace {
+
+// Long lines take the radix path; its order must equal a stable comparison sort with NaN last and -0 == +0.
+template <typename T>
+void check_long_argsort(std::vector<T> values) {
+  int64_t n = static_cast<int64_t>(values.size());
+  Tensor x = Tensor::from_vector<T>(values, {n});
+  Tree<Tensor> out = evaluate([](SymbolicTensor a) { return std::make_tuple(argsort(a), sort(a)); }, x);
+  std::vector<int64_t> want(static_cast<size_t>(n));
+  std::iota(want.begin(), want.end(), int64_t{0});
+  std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+    T va = values[static_cast<size_t>(a)], vb = values[static_cast<size_t>(b)];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(vb)) return !std::isnan(va);
+      if (std::isnan(va)) return false;
+    }
+    return va < vb;
+  });
+  const int64_t* got = out[0].leaf().template data<int64_t>();
+  const T* sorted = out[1].leaf().template data<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], want[static_cast<size_t>(i)]) << "position " << i;
+    T w = values[static_cast<size_t>(want[static_cast<size_t>(i)])];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(sorted[i]));
+        continue;
+      }
+      EXPECT_EQ(std::signbit(sorted[i]), std::signbit(w)) << i;
+    }
+    EXPECT_EQ(sorted[i], w) << i;
+  }
+}
+
+TEST(SortRadix, LongLinesMatchAStableComparisonSort) {
+  uint32_t s = 7;
+  auto next = [&] { return s = s * 1664525u + 1013904223u; };
+  std::vector<float> f;
+  std::vector<double> d;
+  std::vector<int32_t> i32;
+  std::vector<int64_t> i64;
+  std::vector<uint32_t> u32;
+  for (int i = 0; i < 3000; ++i) {
+    uint32_t r = next();
+    float v = static_cast<float>(static_cast<int>(r % 200) - 100) / 8.0f;  // many duplicates
+    if (r % 97 == 0) v = std::numeric_limits<float>::quiet_NaN();
+    if (r % 89 == 0) v = -0.0f;
+    if (r % 83 == 0) v = 0.0f;
+    if (r % 79 == 0) v = -std::numeric_limits<float>::infinity();
+    f.push_back(v);
+    d.push_back(r % 101 == 0 ? -std::numeric_limits<double>::quiet_NaN() : static_cast<double>(v) * 1e-300);
+    i32.push_back(static_cast<int32_t>(r % 1000) - 500);
+    i64.push_back(static_cast<int64_t>(r) * (r % 2 ? -1 : 1) * 4000000000LL);
+    u32.push_back(r % 300);
+  }
+  check_long_argsort(f);
+  check_long_argsort(d);
+  check_long_argsort(i32);
+  check_long_argsort(i64);
+  check_long_argsort(u32);
+}
+
+}  // namespace
+}  // namespace evoxc

@@ -1,4 +1,5 @@
-// Generated from the op registry: every op, on every dtype it accepts, verifies, lowers, loads and runs on the interpreter.
+// Generated from the op registry: every op, on every dtype it accepts, verifies, lowers, loads and runs on the
+// interpreter.
 #include <gtest/gtest.h>
 
 #include "evoxc/evoxc.h"

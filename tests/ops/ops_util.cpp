@@ -41,7 +41,9 @@ SampleCall sample_call(const OpDef& def, DType t) {
     c.attrs = {{"axis", int64_t{0}}, {"reverse", false}};
   } else if (op == "dot_general") {
     c.operands = {tt(t, {2, 3}), tt(t, {3, 4})};
-    c.attrs = {{"lhs_contracting_dims", Ints{1}}, {"rhs_contracting_dims", Ints{0}}, {"lhs_batch_dims", Ints{}},
+    c.attrs = {{"lhs_contracting_dims", Ints{1}},
+               {"rhs_contracting_dims", Ints{0}},
+               {"lhs_batch_dims", Ints{}},
                {"rhs_batch_dims", Ints{}}};
   } else if (op == "cholesky" || op == "eigh") {
     c.operands = {sq};
@@ -69,8 +71,11 @@ SampleCall sample_call(const OpDef& def, DType t) {
     c.attrs = {{"offset", int64_t{0}}, {"axis1", int64_t{0}}, {"axis2", int64_t{1}}};
   } else if (op == "conv") {
     c.operands = {tt(t, {1, 2, 5, 5}), tt(t, {3, 2, 3, 3})};
-    c.attrs = {{"window_strides", Ints{1, 1}}, {"padding", Ints{0, 0, 0, 0}}, {"lhs_dilation", Ints{1, 1}},
-               {"rhs_dilation", Ints{1, 1}}, {"feature_group_count", int64_t{1}}};
+    c.attrs = {{"window_strides", Ints{1, 1}},
+               {"padding", Ints{0, 0, 0, 0}},
+               {"lhs_dilation", Ints{1, 1}},
+               {"rhs_dilation", Ints{1, 1}},
+               {"feature_group_count", int64_t{1}}};
   } else if (op == "pad") {
     c.operands = {x, tt(t, {})};
     c.attrs = {{"low", Ints{1, 0}}, {"high", Ints{0, 1}}, {"mode", std::string("constant")}};

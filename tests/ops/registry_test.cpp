@@ -42,7 +42,8 @@ TEST(Registry, HoldsExactlyTheDocumentedOps) {
   std::set<std::string> registered;
   for (const OpDef* d : all_ops()) EXPECT_TRUE(registered.insert(d->name).second) << "duplicate " << d->name;
   std::set<std::string> documented = documented_ops();
-  for (const auto& n : registered) EXPECT_TRUE(documented.count(n)) << n << " is registered but not in docs/semantics.md";
+  for (const auto& n : registered)
+    EXPECT_TRUE(documented.count(n)) << n << " is registered but not in docs/semantics.md";
   for (const auto& n : documented) EXPECT_TRUE(registered.count(n)) << n << " is documented but not registered";
 }
 
