@@ -12,6 +12,9 @@ namespace {
 std::atomic<long> g_news{0};
 }
 
+// GCC cannot see that these replacements pair malloc with free on both sides.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 // Counts every allocation of this test program (the library allocates through operator new).
 void* operator new(std::size_t n) {
   g_news.fetch_add(1, std::memory_order_relaxed);

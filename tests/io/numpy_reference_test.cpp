@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,25 @@ template <typename T>
 std::optional<T> get_opt(const json& args, const char* key) {
   if (!args.contains(key) || args[key].is_null()) return std::nullopt;
   return args[key].get<T>();
+}
+
+// [[lo, hi], ...] → pairs (pad widths, conv padding).
+std::vector<std::pair<int64_t, int64_t>> pairs_of(const json& v) {
+  std::vector<std::pair<int64_t, int64_t>> p;
+  for (const json& e : v) p.emplace_back(e.at(0).get<int64_t>(), e.at(1).get<int64_t>());
+  return p;
+}
+// A static scalar argument: a JSON integer stays an int operand, anything else is a float.
+Operand scalar_of(const json& args, const char* key, int64_t fallback) {
+  if (!args.contains(key) || args[key].is_null()) return Operand(static_cast<long long>(fallback));
+  if (args[key].is_number_integer()) return Operand(args[key].get<long long>());
+  return Operand(args[key].get<double>());
+}
+std::optional<DType> dtype_of(const json& args) {
+  if (!args.contains("dtype") || args["dtype"].is_null()) return std::nullopt;
+  auto d = parse_dtype(args["dtype"].get<std::string>());
+  if (!d) throw std::runtime_error("unknown dtype " + args["dtype"].get<std::string>());
+  return d;
 }
 
 // Function name of the manifest → the traced call it stands for.
@@ -180,6 +201,131 @@ std::map<std::string, Fn> function_table() {
   };
   t["allclose"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
     return allclose(x.at(0), x.at(1), get_or(a, "rtol", 1e-5), get_or(a, "atol", 1e-8), get_or(a, "equal_nan", false));
+  };
+  // ---- scans, sorting, indexing (evoxc/trace/indexing.h) ----
+  using S = SymbolicTensor (*)(const SymbolicTensor&, std::optional<int64_t>, bool, SrcLoc);
+  std::map<std::string, S> scans = {{"cumsum", cumsum}, {"cumprod", cumprod}, {"cummax", cummax}, {"cummin", cummin}};
+  for (const auto& [name, f] : scans)
+    t[name] = [f](const std::vector<SymbolicTensor>& x, const json& a) {
+      return f(x.at(0), get_opt<int64_t>(a, "axis"), get_or(a, "reverse", false), SrcLoc::current());
+    };
+  t["logsumexp"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return logsumexp(x.at(0), axes_of(a), get_or(a, "keepdims", false));
+  };
+  t["sort"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return sort(x.at(0), get_opt<int64_t>(a, "axis"));
+  };
+  t["argsort"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return argsort(x.at(0), get_opt<int64_t>(a, "axis"));
+  };
+  t["searchsorted"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return searchsorted(x.at(0), x.at(1), get_or<std::string>(a, "side", "left"));
+  };
+  t["take"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return take(x.at(0), x.at(1), get_opt<int64_t>(a, "axis"), get_or<std::string>(a, "mode", "clip"));
+  };
+  t["take_along_axis"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return take_along_axis(x.at(0), x.at(1), a.at("axis").get<int64_t>());
+  };
+  // ---- layout, creation, convolution (evoxc/trace/layout.h) ----
+  t["pad"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return pad(x.at(0), pairs_of(a.at("pad_width")), a.at("mode").get<std::string>(), scalar_of(a, "value", 0));
+  };
+  t["tril"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return tril(x.at(0), get_or<int64_t>(a, "k", 0));
+  };
+  t["triu"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return triu(x.at(0), get_or<int64_t>(a, "k", 0));
+  };
+  t["diagonal"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return diagonal(x.at(0), get_or<int64_t>(a, "offset", 0), get_or<int64_t>(a, "axis1", 0),
+                    get_or<int64_t>(a, "axis2", 1));
+  };
+  t["flip"] = [](const std::vector<SymbolicTensor>& x, const json& a) { return flip(x.at(0), axes_of(a)); };
+  t["roll"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    if (a.at("shift").is_array())
+      return roll(x.at(0), a.at("shift").get<std::vector<int64_t>>(), a.at("axis").get<std::vector<int64_t>>());
+    return roll(x.at(0), a.at("shift").get<int64_t>(), get_opt<int64_t>(a, "axis"));
+  };
+  t["tile"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return tile(x.at(0), a.at("reps").get<std::vector<int64_t>>());
+  };
+  t["repeat"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    if (a.at("repeats").is_array())
+      return repeat(x.at(0), a.at("repeats").get<std::vector<int64_t>>(), get_opt<int64_t>(a, "axis"));
+    return repeat(x.at(0), a.at("repeats").get<int64_t>(), get_opt<int64_t>(a, "axis"));
+  };
+  t["arange"] = [](const std::vector<SymbolicTensor>&, const json& a) {
+    return arange(scalar_of(a, "start", 0), scalar_of(a, "stop", 0), scalar_of(a, "step", 1), dtype_of(a));
+  };
+  t["linspace"] = [](const std::vector<SymbolicTensor>&, const json& a) {
+    return linspace(a.at("start").get<double>(), a.at("stop").get<double>(), a.at("num").get<int64_t>(),
+                    get_or(a, "endpoint", true), dtype_of(a).value_or(kDefaultFloat));
+  };
+  t["one_hot"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return one_hot(x.at(0), a.at("num_classes").get<int64_t>(), dtype_of(a).value_or(kDefaultFloat));
+  };
+  t["conv"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return conv(x.at(0), x.at(1), a.at("strides").get<std::vector<int64_t>>(), ConvPadding(pairs_of(a.at("padding"))),
+                a.at("dilation").get<std::vector<int64_t>>(), a.at("groups").get<int64_t>());
+  };
+  // ---- linear algebra (evoxc/trace/linalg.h); multi-result functions check one derived tensor ----
+  t["dot_general"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    auto v = [&a](const char* k) { return a.at(k).get<std::vector<int64_t>>(); };
+    return dot_general(x.at(0), x.at(1), v("lhs_contracting"), v("rhs_contracting"), v("lhs_batch"), v("rhs_batch"));
+  };
+  t["cholesky"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return linalg::cholesky(x.at(0), get_or(a, "upper", false));
+  };
+  t["solve"] = [](const std::vector<SymbolicTensor>& x, const json&) { return linalg::solve(x.at(0), x.at(1)); };
+  t["inv"] = [](const std::vector<SymbolicTensor>& x, const json&) { return linalg::inv(x.at(0)); };
+  t["det"] = [](const std::vector<SymbolicTensor>& x, const json&) { return linalg::det(x.at(0)); };
+  t["slogdet_sign"] = [](const std::vector<SymbolicTensor>& x, const json&) { return linalg::slogdet(x.at(0)).sign; };
+  t["slogdet_logabsdet"] = [](const std::vector<SymbolicTensor>& x, const json&) {
+    return linalg::slogdet(x.at(0)).logabsdet;
+  };
+  // Q @ R, compared with the operand itself (Q and R alone are sign-ambiguous).
+  t["qr_reconstruct"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    auto [q, r] = linalg::qr(x.at(0), a.at("mode").get<std::string>());
+    return matmul(q, r);
+  };
+  // R with each row times the sign of its diagonal element.
+  t["qr_R_signed"] = [](const std::vector<SymbolicTensor>& x, const json&) {
+    SymbolicTensor r = linalg::qr(x.at(0)).R;
+    return multiply(r, expand_dims(sign(diagonal(r, 0, -2, -1)), Axes(-1)));
+  };
+  t["eigvalsh"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return linalg::eigvalsh(x.at(0), get_or<std::string>(a, "UPLO", "L"));
+  };
+  t["eigh_values"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return linalg::eigh(x.at(0), get_or<std::string>(a, "UPLO", "L")).eigenvalues;
+  };
+  // Eigenvectors with each column times the sign of its first component.
+  t["eigh_vectors_signed"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    SymbolicTensor v = linalg::eigh(x.at(0), get_or<std::string>(a, "UPLO", "L")).eigenvectors;
+    int64_t r = static_cast<int64_t>(v.rank());
+    std::vector<int64_t> start(r, 0), limit;
+    for (int64_t d = 0; d < r; ++d) limit.push_back(v.shape()[d].value());
+    limit[r - 2] = 1;
+    return multiply(v, sign(slice(v, start, limit)));
+  };
+  t["svdvals"] = [](const std::vector<SymbolicTensor>& x, const json&) { return linalg::svdvals(x.at(0)); };
+  t["svd_S"] = [](const std::vector<SymbolicTensor>& x, const json&) { return linalg::svd(x.at(0)).S; };
+  t["matrix_rank"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return linalg::matrix_rank(x.at(0), get_opt<double>(a, "tol"), get_opt<double>(a, "rtol"));
+  };
+  t["norm"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    auto axis = get_opt<std::vector<int64_t>>(a, "axis");
+    bool keep = get_or(a, "keepdims", false);
+    if (!a.contains("ord") || a["ord"].is_null()) return linalg::norm(x.at(0), std::nullopt, axis, keep);
+    if (a["ord"].is_number()) return linalg::norm(x.at(0), a["ord"].get<double>(), axis, keep);
+    std::string ord = a["ord"].get<std::string>();
+    if (ord == "inf" || ord == "-inf") return linalg::norm(x.at(0), ord == "inf" ? INFINITY : -INFINITY, axis, keep);
+    return linalg::norm(x.at(0), ord, axis, keep);
+  };
+  t["trace"] = [](const std::vector<SymbolicTensor>& x, const json& a) {
+    return linalg::trace(x.at(0), get_or<int64_t>(a, "offset", 0), get_or<int64_t>(a, "axis1", 0),
+                         get_or<int64_t>(a, "axis2", 1));
   };
   return t;
 }
