@@ -127,8 +127,14 @@ void run_geometry(const Geometry& g, const char* const* base, const size_t* esz,
 // Unary and convert: operand and result have one shape, so the run is flat.
 class UnaryKernel final : public Kernel {
  public:
-  UnaryKernel(UnaryFn fn, UnaryParams params, uint32_t in, uint32_t out, size_t iesz, size_t oesz)
-      : fn_(fn), params_(params), in_(in), out_(out), iesz_(iesz), oesz_(oesz) {}
+  UnaryKernel(UnaryFn fn, UnaryParams params, uint32_t in, uint32_t out, size_t iesz, size_t oesz,
+              int64_t static_numel)
+      : fn_(fn), params_(params), in_(in), out_(out), iesz_(iesz), oesz_(oesz), static_numel_(static_numel) {}
+  int64_t tile_numel() const override { return static_numel_; }
+  void run_range(const Frame& f, int64_t b, int64_t e) const override {
+    fn_(static_cast<const char*>(f.ptr[in_]) + static_cast<size_t>(b) * iesz_,
+        static_cast<char*>(f.ptr[out_]) + static_cast<size_t>(b) * oesz_, e - b, params_);
+  }
   void run(const Frame& f) const override {
     int64_t n = f.numel[out_];
     const char* a = static_cast<const char*>(f.ptr[in_]);
@@ -148,6 +154,7 @@ class UnaryKernel final : public Kernel {
   UnaryParams params_;
   uint32_t in_, out_;
   size_t iesz_, oesz_;
+  int64_t static_numel_;  // -1 when symbolic
 };
 
 // Binary and ternary ops with broadcasting.
@@ -172,7 +179,16 @@ class BroadcastKernel final : public Kernel {
       compute_geometry(N, ctx.static_dims(out_), rrank_, od, rank_, geo_);
       static_ = true;
       flat_ = geo_.rank == 1 && geo_.total < kParallelGrain;
+      tileable_ = geo_.rank == 1;
+      for (int k = 0; k < N; ++k) tileable_ = tileable_ && geo_.str[k][0] == 1;
     }
+  }
+
+  int64_t tile_numel() const override { return tileable_ ? geo_.total : -1; }
+  void run_range(const Frame& f, int64_t b, int64_t e) const override {
+    const char* p[N];
+    for (int k = 0; k < N; ++k) p[k] = static_cast<const char*>(f.ptr[in_[k]]) + static_cast<size_t>(b) * esz_[k];
+    call(p, 1, 1, 1, static_cast<char*>(f.ptr[out_]) + static_cast<size_t>(b) * oesz_, e - b);
   }
 
   void run(const Frame& f) const override {
@@ -215,7 +231,7 @@ class BroadcastKernel final : public Kernel {
   size_t esz_[N], oesz_;
   int rank_[N], rrank_;
   uint32_t off_[N], roff_;
-  bool static_ = false, flat_ = false;
+  bool static_ = false, flat_ = false, tileable_ = false;
   Geometry geo_;
 };
 
@@ -236,7 +252,48 @@ void require_broadcastable(PrepareCtx& ctx) {
 
 std::string dt(DType t) { return std::string(dtype_name(t)); }
 
+// A run of tileable kernels executed tile by tile (see fuse_elementwise_runs).
+class FusedKernel final : public Kernel {
+ public:
+  FusedKernel(std::vector<KernelPtr> members, int64_t n) : members_(std::move(members)), n_(n) {}
+  void run(const Frame& f) const override {
+    // Tiles small enough that every member's operands and result stay in L2 between members.
+    constexpr int64_t kTile = 8192;
+    int64_t tiles = (n_ + kTile - 1) / kTile;
+    int64_t per_task = std::max<int64_t>(1, kParallelGrain / kTile);
+    int64_t tasks = (tiles + per_task - 1) / per_task;
+    parallel_for(tasks, [&](int64_t t) {
+      for (int64_t i = t * per_task; i < std::min(tiles, (t + 1) * per_task); ++i) {
+        int64_t b = i * kTile, e = std::min(n_, b + kTile);
+        for (const KernelPtr& k : members_) k->run_range(f, b, e);
+      }
+    });
+  }
+
+ private:
+  std::vector<KernelPtr> members_;
+  int64_t n_;
+};
+
 }  // namespace
+
+void fuse_elementwise_runs(std::vector<KernelPtr>& kernels) {
+  // Below this a single pass is already cache-resident and dispatch cost dominates.
+  constexpr int64_t kMinFuse = 1 << 16;
+  size_t i = 0;
+  while (i < kernels.size()) {
+    int64_t n = kernels[i] ? kernels[i]->tile_numel() : -1;
+    size_t j = i + 1;
+    if (n >= kMinFuse)
+      while (j < kernels.size() && kernels[j] && kernels[j]->tile_numel() == n) ++j;
+    if (n >= kMinFuse && j - i >= 2) {
+      std::vector<KernelPtr> members;
+      for (size_t k = i; k < j; ++k) members.push_back(std::move(kernels[k]));
+      kernels[i] = std::make_unique<FusedKernel>(std::move(members), n);
+    }
+    i = j;
+  }
+}
 
 KernelPtr make_elementwise_kernel(PrepareCtx& ctx) {
   const std::string& name = ctx.op.name();
@@ -264,7 +321,13 @@ KernelPtr make_elementwise_kernel(PrepareCtx& ctx) {
     for (size_t i = 0; i < a.rank(); ++i)
       ctx.require_equal(a.type.shape[i], r.type.shape[i], "extent of axis " + std::to_string(i));
     if (size_of(a.dtype()) == size_of(r.dtype())) ctx.in_place_operands = {0};
-    return std::make_unique<UnaryKernel>(fn, params, ctx.in[0], ctx.out[0], size_of(a.dtype()), size_of(r.dtype()));
+    int64_t static_numel = -1;
+    if (ctx.all_static()) {
+      static_numel = 1;
+      for (size_t i = 0; i < r.rank(); ++i) static_numel *= ctx.static_dims(ctx.out[0])[i];
+    }
+    return std::make_unique<UnaryKernel>(fn, params, ctx.in[0], ctx.out[0], size_of(a.dtype()), size_of(r.dtype()),
+                                         static_numel);
   }
   if (n == 2) {
     DType t = ctx.operand(0).dtype();

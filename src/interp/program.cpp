@@ -485,6 +485,7 @@ void Planner::run_block(const Block& entry, const std::vector<const Value*>& cap
   for (const Value* v : ret.operands()) outs.push_back(vid_.at(v));
   p_.output_value = outs;
   plan_storage(ops, in_place, alias, outs);
+  fuse_elementwise_runs(p_.kernels);
 }
 
 void Planner::plan_storage(const std::vector<const Operation*>& ops, const std::vector<std::vector<size_t>>& in_place,

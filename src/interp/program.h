@@ -31,7 +31,20 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void run(const Frame& f) const = 0;
+  // Flat elementwise kernels over one static element count, whose every operand is read
+  // at the position it writes (no broadcasting), return that count and can run any range
+  // [begin, end) of it; the plan then runs consecutive such kernels tile by tile, so
+  // intermediates stay in cache (see fuse_elementwise_runs). Others return -1.
+  virtual int64_t tile_numel() const { return -1; }
+  virtual void run_range(const Frame& /*f*/, int64_t /*begin*/, int64_t /*end*/) const {}
 };
+
+// Replaces each run of two or more consecutive tileable kernels of one large element
+// count by one kernel that walks cache-sized tiles in parallel and runs every member on
+// each tile in order. Correct under the plan's buffer reuse because every member reads
+// and writes the same positions: a buffer reused later in the run is only overwritten
+// at positions its earlier reader has already consumed.
+void fuse_elementwise_runs(std::vector<std::unique_ptr<Kernel>>& kernels);
 
 // Static facts about one SSA value.
 struct ValueDesc {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <thread>
 
+#include "interp/elementwise.h"
 #include "interp/graph_util.h"
 #include "interp/thread_pool.h"
 
@@ -403,6 +404,64 @@ TEST(InterpPlan, DispatchCostOfAShortChain) {
     EXPECT_EQ(mo[1].to_vector<float>()[7], 512.0f);
   }
   EXPECT_EQ(out[0].to_vector<float>()[0], 51.0f);  // x = 1: each multiply keeps the value, each add adds 1
+}
+
+}  // namespace
+}  // namespace evoxc::testing
+
+namespace evoxc::testing {
+namespace {
+
+// Large elementwise runs execute tile by tile (fuse_elementwise_runs); with buffers reused
+// and ops in place inside the run, results must equal op-by-op evaluation.
+Graph fused_chain_graph(int64_t n, int links) {
+  GraphBuilder g;
+  Value* x = g.input(DType::F32, S({n}));
+  Value* y = g.input(DType::F32, S({n}));
+  Value* a = g.op("add", {x, y}, tt(DType::F32, S({n})));  // live across the run
+  Value* cur = g.op("tanh", {a}, tt(DType::F32, S({n})));
+  for (int i = 0; i < links; ++i) {
+    Value* m = g.op(i % 2 ? "multiply" : "subtract", {cur, x}, tt(DType::F32, S({n})));
+    Value* s = g.op("sin", {m}, tt(DType::F32, S({n})));
+    cur = g.op("add", {s, a}, tt(DType::F32, S({n})));
+  }
+  return g.build({cur, a});
+}
+
+TEST(InterpPlan, FusedElementwiseRunsMatchOpByOp) {
+  const int64_t n = 200003;  // several tiles and an odd tail
+  const int links = 12;
+  auto p = interp::prepare(fused_chain_graph(n, links));
+  size_t live_kernels = 0;
+  for (const auto& k : p->kernels) live_kernels += k != nullptr;
+  EXPECT_LT(live_kernels, static_cast<size_t>(2 + 3 * links)) << "the elementwise run was not fused";
+  std::vector<float> xv(static_cast<size_t>(n)), yv(static_cast<size_t>(n));
+  for (size_t i = 0; i < xv.size(); ++i) {
+    xv[i] = static_cast<float>(i % 1000) * 0.001f - 0.5f;
+    yv[i] = static_cast<float>(i % 77) * 0.01f;
+  }
+  // The reference applies the same kernels one op at a time over whole arrays.
+  std::vector<float> want(static_cast<size_t>(n)), a(static_cast<size_t>(n));
+  auto unary = [&](const char* op, std::vector<float>& v) {
+    interp::UnaryParams prm;
+    interp::unary_kernel(op, DType::F32, {}, &prm)(v.data(), v.data(), n, prm);
+  };
+  for (size_t i = 0; i < a.size(); ++i) a[i] = xv[i] + yv[i];
+  want = a;
+  unary("tanh", want);
+  for (int l = 0; l < links; ++l) {
+    for (size_t i = 0; i < want.size(); ++i) want[i] = l % 2 ? want[i] * xv[i] : want[i] - xv[i];
+    unary("sin", want);
+    for (size_t i = 0; i < want.size(); ++i) want[i] = want[i] + a[i];
+  }
+  for (int threads : {1, 2}) {
+    interp::set_num_threads(threads);
+    std::vector<Tensor> outs(2);
+    interp::execute(*p, std::vector<Tensor>{Tensor::from_vector(xv, {n}), Tensor::from_vector(yv, {n})}, outs);
+    EXPECT_EQ(outs[0].to_vector<float>(), want) << threads << " threads";
+    EXPECT_EQ(outs[1].to_vector<float>(), a) << threads << " threads";
+  }
+  interp::set_num_threads(0);
 }
 
 }  // namespace
