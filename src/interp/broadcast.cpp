@@ -127,8 +127,7 @@ void run_geometry(const Geometry& g, const char* const* base, const size_t* esz,
 // Unary and convert: operand and result have one shape, so the run is flat.
 class UnaryKernel final : public Kernel {
  public:
-  UnaryKernel(UnaryFn fn, UnaryParams params, uint32_t in, uint32_t out, size_t iesz, size_t oesz,
-              int64_t static_numel)
+  UnaryKernel(UnaryFn fn, UnaryParams params, uint32_t in, uint32_t out, size_t iesz, size_t oesz, int64_t static_numel)
       : fn_(fn), params_(params), in_(in), out_(out), iesz_(iesz), oesz_(oesz), static_numel_(static_numel) {}
   int64_t tile_numel() const override { return static_numel_; }
   void run_range(const Frame& f, int64_t b, int64_t e) const override {

@@ -8,6 +8,7 @@
 
 #include "evoxc/ops/op_def.h"
 #include "program.h"
+#include "scalar_convert.h"
 #include "thread_pool.h"
 
 namespace evoxc::interp {
@@ -15,26 +16,6 @@ namespace evoxc::interp {
 namespace {
 
 constexpr int kMaxRank = 16;
-
-template <typename T>
-constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
-
-// docs/semantics.md conversion of a host double: floats round, ints saturate (NaN -> 0), bool is x != 0.
-template <typename T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0.0;
-  } else if constexpr (is_half_v<T>) {
-    return T(static_cast<float>(v));
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(v);
-  } else {
-    if (std::isnan(v)) return T(0);
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  }
-}
 
 int64_t pmod(int64_t a, int64_t n) {
   int64_t r = a % n;
