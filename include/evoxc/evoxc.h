@@ -9,6 +9,7 @@
 #include "evoxc/core/shape.h"
 #include "evoxc/core/tensor.h"
 #include "evoxc/core/tree.h"
+#include "evoxc/io/npy.h"
 #include "evoxc/ir/graph.h"
 #include "evoxc/ops/op_def.h"
 #include "evoxc/pipeline/pipeline.h"
@@ -18,5 +19,4 @@
 #include "evoxc/trace/linalg.h"
 #include "evoxc/trace/numpy.h"
 #include "evoxc/trace/ops.h"
-#include "evoxc/io/npy.h"
 #include "evoxc/trace/trace.h"

@@ -146,7 +146,8 @@ DimExpr operator*(const DimExpr& a, const DimExpr& b) {
   if (a.is_const()) {
     if (a.value() == 0) return DimExpr(0);
     if (a.value() == 1) return b;
-    if (b.kind() == DimExpr::Kind::Mul && b.lhs().is_const()) return DimExpr(mul_i64(a.value(), b.lhs().value())) * b.rhs();
+    if (b.kind() == DimExpr::Kind::Mul && b.lhs().is_const())
+      return DimExpr(mul_i64(a.value(), b.lhs().value())) * b.rhs();
   }
   return DimExpr::make(DimExpr::Kind::Mul, a, b);
 }
@@ -228,8 +229,11 @@ namespace {
 // Precedence: 1 for + -, 2 for * // %, 3 for atoms and calls.
 int precedence(DimExpr::Kind k) {
   switch (k) {
-    case DimExpr::Kind::Add: case DimExpr::Kind::Sub: return 1;
-    case DimExpr::Kind::Mul: case DimExpr::Kind::FloorDiv: case DimExpr::Kind::Mod: return 2;
+    case DimExpr::Kind::Add:
+    case DimExpr::Kind::Sub: return 1;
+    case DimExpr::Kind::Mul:
+    case DimExpr::Kind::FloorDiv:
+    case DimExpr::Kind::Mod: return 2;
     default: return 3;
   }
 }

@@ -20,8 +20,8 @@ using UnaryFn = void (*)(const void* in, void* out, int64_t n, const UnaryParams
 // or 1 (walks the array). `out` may alias `a` or `b` when that operand's step is 1.
 using BinaryFn = void (*)(const void* a, int64_t a_step, const void* b, int64_t b_step, void* out, int64_t n);
 // The same with three operands (select: pred, on_true, on_false; clamp: x, lo, hi).
-using TernaryFn = void (*)(const void* a, int64_t a_step, const void* b, int64_t b_step, const void* c,
-                           int64_t c_step, void* out, int64_t n);
+using TernaryFn = void (*)(const void* a, int64_t a_step, const void* b, int64_t b_step, const void* c, int64_t c_step,
+                           void* out, int64_t n);
 
 // Kernel lookup; nullptr when the op has no kernel for that dtype. `dtype` is the operand
 // type (comparisons write bool). `attrs` are the op's attributes (gelu's approximate,

@@ -43,7 +43,8 @@ bool attr_equal(const Attribute& a, const Attribute& b) {
   return std::visit(
       [&](const auto& x) -> bool {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, double> || std::is_same_v<T, std::vector<double>>) {
+        if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, double> ||
+                      std::is_same_v<T, std::vector<double>>) {
           return false;  // handled above
         } else {
           return x == std::get<T>(b);

@@ -8,7 +8,10 @@
 namespace evoxc {
 
 Graph::Graph(std::shared_ptr<const Module> module, TreeDef inputs, TreeDef outputs, AttrMap statics)
-    : module_(std::move(module)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), statics_(std::move(statics)) {}
+    : module_(std::move(module)),
+      inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      statics_(std::move(statics)) {}
 
 const Module& Graph::module() const {
   if (!module_) throw ValidationError("Graph: empty graph (default-constructed)");

@@ -28,7 +28,8 @@ OptLevel::OptLevel(std::string_view text) : level_(0) {
 
 std::pair<OptLevel, std::string> CompileOptions::resolve_opt_level() const {
   for (auto it = flags.rbegin(); it != flags.rend(); ++it)
-    if (it->size() == 3 && (*it)[0] == '-' && (*it)[1] == 'O') return {OptLevel(std::string_view(*it).substr(1)), "flag"};
+    if (it->size() == 3 && (*it)[0] == '-' && (*it)[1] == 'O')
+      return {OptLevel(std::string_view(*it).substr(1)), "flag"};
   if (opt_level) return {*opt_level, "option"};
   if (const char* env = std::getenv("EVOXC_OPT_LEVEL"); env && *env) {
     try {
@@ -68,8 +69,12 @@ CompiledArtifact::CompiledArtifact(std::string backend, std::string target, std:
       graph_(std::move(graph)) {}
 
 void CompiledArtifact::save(const std::string& path) const {
-  nlohmann::json h = {{"format_version", kFormatVersion}, {"abi", kAbi},         {"backend", backend_},
-                      {"target", target_},                {"options", options_}, {"content_hash", hash_},
+  nlohmann::json h = {{"format_version", kFormatVersion},
+                      {"abi", kAbi},
+                      {"backend", backend_},
+                      {"target", target_},
+                      {"options", options_},
+                      {"content_hash", hash_},
                       {"payload_bytes", payload_.size()}};
   std::string data(kArtifactMagic);
   data += h.dump();

@@ -59,8 +59,7 @@ TraceContext* TraceContext::current_or_null() { return g_current; }
 
 SymbolicTensor TraceContext::add_input(const TensorSpec& spec) {
   for (const auto& d : spec.shape)
-    if (d.is_const() && d.value() < 0)
-      throw ShapeError("TensorSpec " + spec.to_string() + " has a negative extent");
+    if (d.is_const() && d.value() < 0) throw ShapeError("TensorSpec " + spec.to_string() + " has a negative extent");
   return SymbolicTensor(this, main_->entry().add_argument(TensorType(spec.dtype, spec.shape)));
 }
 

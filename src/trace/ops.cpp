@@ -121,7 +121,8 @@ SymbolicTensor arg_op(const char* op, const SymbolicTensor& x, std::optional<int
   TraceContext& ctx = *x.context();
   if (!axis) {
     SymbolicTensor flat = reshape(x, Shape{x.shape().num_elements()}, loc);
-    SymbolicTensor r = ctx.emit1(op, {flat}, {{"axis", int64_t{0}}, {"keepdims", false}, {"index_dtype", kIndexType}}, loc);
+    SymbolicTensor r =
+        ctx.emit1(op, {flat}, {{"axis", int64_t{0}}, {"keepdims", false}, {"index_dtype", kIndexType}}, loc);
     if (keepdims) return reshape(r, Shape(std::vector<DimExpr>(x.rank(), DimExpr(1))), loc);
     return r;
   }
@@ -276,7 +277,9 @@ SymbolicTensor clamp(const Operand& x, const Operand& lo, const Operand& hi, Src
   DType t = result_dtype({&x, &lo, &hi});
   return ctx.emit1("clamp", {lift(ctx, x, t, loc), lift(ctx, lo, t, loc), lift(ctx, hi, t, loc)}, {}, loc);
 }
-SymbolicTensor clip(const Operand& x, const Operand& lo, const Operand& hi, SrcLoc loc) { return clamp(x, lo, hi, loc); }
+SymbolicTensor clip(const Operand& x, const Operand& lo, const Operand& hi, SrcLoc loc) {
+  return clamp(x, lo, hi, loc);
+}
 
 SymbolicTensor convert(const Operand& x, DType dtype, SrcLoc loc) {
   TraceContext& ctx = context_of({&x});
@@ -439,11 +442,13 @@ SymbolicTensor slice(const SymbolicTensor& x, const std::vector<int64_t>& start,
       lim[i] = DimExpr(std::max(l, st[i]));
     } else {
       if (i < start.size()) {
-        if (start[i] < 0) throw ShapeError("slice: a negative start needs a static extent on axis " + std::to_string(i));
+        if (start[i] < 0)
+          throw ShapeError("slice: a negative start needs a static extent on axis " + std::to_string(i));
         st[i] = start[i];
       }
       if (i < limit.size() && limit[i] != std::numeric_limits<int64_t>::max()) {
-        if (limit[i] < 0) throw ShapeError("slice: a negative limit needs a static extent on axis " + std::to_string(i));
+        if (limit[i] < 0)
+          throw ShapeError("slice: a negative limit needs a static extent on axis " + std::to_string(i));
         lim[i] = DimExpr(limit[i]);
       }
     }
@@ -486,6 +491,5 @@ SymbolicTensor constant(const Tensor& value, SrcLoc loc) {
        l.to_string() + "; pass data as an input (TensorSpec) unless it is truly part of the program");
   return TraceContext::current().emit1("constant", {}, {{"value", value.to(Device::cpu())}}, loc);
 }
-
 
 }  // namespace evoxc

@@ -1,7 +1,8 @@
 // Tests for DimExpr simplification, evaluation, printing and parsing.
+#include "evoxc/core/dim.h"
+
 #include <gtest/gtest.h>
 
-#include "evoxc/core/dim.h"
 #include "evoxc/core/error.h"
 
 namespace evoxc {
@@ -31,8 +32,8 @@ TEST(DimExpr, PrintsAndParsesBack) {
   DimExpr b = Dim("B");
   DimExpr e = 2 * b + 1;
   EXPECT_EQ(e.to_string(), "(2*B+1)");
-  for (const DimExpr& x : {e, b, DimExpr(4), min(b, Dim("C")), floordiv(b + 3, 2), b % 3, b - Dim("C"),
-                           Dim("x1"), max(b - 1, DimExpr(0))}) {
+  for (const DimExpr& x : {e, b, DimExpr(4), min(b, Dim("C")), floordiv(b + 3, 2), b % 3, b - Dim("C"), Dim("x1"),
+                           max(b - 1, DimExpr(0))}) {
     auto p = parse_dim_expr(x.to_string());
     ASSERT_TRUE(p.has_value()) << x.to_string();
     EXPECT_EQ(*p, x) << x.to_string();

@@ -36,17 +36,30 @@ inline constexpr DType kIndexType = DType::I64;
 
 constexpr size_t size_of(DType t) {
   switch (t) {
-    case DType::Bool: case DType::I8: case DType::U8: return 1;
-    case DType::I16: case DType::U16: case DType::F16: case DType::BF16: return 2;
-    case DType::I32: case DType::U32: case DType::F32: return 4;
-    case DType::I64: case DType::U64: case DType::F64: return 8;
+    case DType::Bool:
+    case DType::I8:
+    case DType::U8: return 1;
+    case DType::I16:
+    case DType::U16:
+    case DType::F16:
+    case DType::BF16: return 2;
+    case DType::I32:
+    case DType::U32:
+    case DType::F32: return 4;
+    case DType::I64:
+    case DType::U64:
+    case DType::F64: return 8;
   }
   return 0;
 }
 constexpr bool is_bool(DType t) { return t == DType::Bool; }
 constexpr bool is_float(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64; }
-constexpr bool is_signed_int(DType t) { return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64; }
-constexpr bool is_unsigned_int(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64; }
+constexpr bool is_signed_int(DType t) {
+  return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+}
+constexpr bool is_unsigned_int(DType t) {
+  return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
+}
 constexpr bool is_int(DType t) { return is_signed_int(t) || is_unsigned_int(t); }
 constexpr int bit_width(DType t) { return is_bool(t) ? 1 : static_cast<int>(size_of(t) * 8); }
 
@@ -72,19 +85,58 @@ DType weak_scalar_result(DType tensor_type, ScalarKind scalar);
 // Maps a C++ element type to its DType at compile time.
 template <typename T>
 struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = DType::I8; };
-template <> struct dtype_of<int16_t> { static constexpr DType value = DType::I16; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::I32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::I64; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::U8; };
-template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::U16; };
-template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::U32; };
-template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::U64; };
-template <> struct dtype_of<float16> { static constexpr DType value = DType::F16; };
-template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::BF16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::F32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::F64; };
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = DType::I8;
+};
+template <>
+struct dtype_of<int16_t> {
+  static constexpr DType value = DType::I16;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = DType::I32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = DType::I64;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = DType::U8;
+};
+template <>
+struct dtype_of<uint16_t> {
+  static constexpr DType value = DType::U16;
+};
+template <>
+struct dtype_of<uint32_t> {
+  static constexpr DType value = DType::U32;
+};
+template <>
+struct dtype_of<uint64_t> {
+  static constexpr DType value = DType::U64;
+};
+template <>
+struct dtype_of<float16> {
+  static constexpr DType value = DType::F16;
+};
+template <>
+struct dtype_of<bfloat16> {
+  static constexpr DType value = DType::BF16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::F32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::F64;
+};
 template <typename T>
 inline constexpr DType dtype_of_v = dtype_of<T>::value;
 

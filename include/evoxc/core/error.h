@@ -13,10 +13,10 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
-#define EVOXC_DEFINE_ERROR(Name)                                 \
-  class Name : public Error {                                    \
-   public:                                                       \
-    explicit Name(const std::string& what) : Error(what) {}      \
+#define EVOXC_DEFINE_ERROR(Name)                            \
+  class Name : public Error {                               \
+   public:                                                  \
+    explicit Name(const std::string& what) : Error(what) {} \
   };
 
 EVOXC_DEFINE_ERROR(TraceError)        // misuse while tracing a function

@@ -27,7 +27,7 @@ struct float16 {
       return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u | ((abs >> 13) & 0x3ffu) : 0u));
     }
     if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-    if (abs < 0x38800000u) {  // subnormal half (or zero)
+    if (abs < 0x38800000u) {                                               // subnormal half (or zero)
       // Shift the float with its implicit bit into half subnormal position, rounding to nearest even.
       if (abs < 0x33000000u) return static_cast<uint16_t>(sign);  // below half of the smallest subnormal
       uint32_t exp = abs >> 23;

@@ -51,8 +51,7 @@ struct TensorSpec {
   std::optional<Device> device;
 
   TensorSpec() = default;
-  TensorSpec(Shape s, DType t, std::optional<Device> d = std::nullopt)
-      : shape(std::move(s)), dtype(t), device(d) {}
+  TensorSpec(Shape s, DType t, std::optional<Device> d = std::nullopt) : shape(std::move(s)), dtype(t), device(d) {}
   // "tensor<4x8xf32>", the printed IR type.
   std::string to_string() const;
   friend bool operator==(const TensorSpec& a, const TensorSpec& b) {

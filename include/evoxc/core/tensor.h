@@ -113,8 +113,12 @@ class Tensor {
 int64_t shape_numel(const std::vector<int64_t>& shape);
 
 // Host tensor shorthands, as in numpy (float32 unless a dtype is given).
-inline Tensor zeros(std::vector<int64_t> shape, DType dtype = kDefaultFloat) { return Tensor::zeros(std::move(shape), dtype); }
-inline Tensor ones(std::vector<int64_t> shape, DType dtype = kDefaultFloat) { return Tensor::full(std::move(shape), 1.0, dtype); }
+inline Tensor zeros(std::vector<int64_t> shape, DType dtype = kDefaultFloat) {
+  return Tensor::zeros(std::move(shape), dtype);
+}
+inline Tensor ones(std::vector<int64_t> shape, DType dtype = kDefaultFloat) {
+  return Tensor::full(std::move(shape), 1.0, dtype);
+}
 inline Tensor full(std::vector<int64_t> shape, double value, DType dtype = kDefaultFloat) {
   return Tensor::full(std::move(shape), value, dtype);
 }

@@ -55,8 +55,7 @@ class Tree {
   }
   const Tree& operator[](const std::string& key) const {
     auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
-    if (kind_ != TreeKind::Dict || it == keys_.end() || *it != key)
-      throw ValidationError("Tree: no key '" + key + "'");
+    if (kind_ != TreeKind::Dict || it == keys_.end() || *it != key) throw ValidationError("Tree: no key '" + key + "'");
     return children_[static_cast<size_t>(it - keys_.begin())];
   }
 
@@ -167,8 +166,7 @@ class Tree {
       if (why) *why = w;
       return path.empty() ? std::string("<root>") : path;
     };
-    if (kind_ != o.kind_)
-      return fail(std::string("expected a ") + kind_name(kind_) + ", got a " + kind_name(o.kind_));
+    if (kind_ != o.kind_) return fail(std::string("expected a ") + kind_name(kind_) + ", got a " + kind_name(o.kind_));
     if (children_.size() != o.children_.size())
       return fail("expected " + std::to_string(children_.size()) + " children, got " +
                   std::to_string(o.children_.size()));

@@ -103,8 +103,8 @@ class Region {
 
 class Operation {
  public:
-  Operation(std::string name, std::vector<Value*> operands, const std::vector<TensorType>& result_types,
-            AttrMap attrs, Location loc, size_t num_regions, Block* parent);
+  Operation(std::string name, std::vector<Value*> operands, const std::vector<TensorType>& result_types, AttrMap attrs,
+            Location loc, size_t num_regions, Block* parent);
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 

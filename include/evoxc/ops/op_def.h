@@ -44,21 +44,20 @@ struct AttrSpec {
 using InferFn = std::function<std::vector<TensorType>(std::span<const TensorType> operands, const AttrMap& attrs)>;
 // Ops with regions (control flow): result types also depend on the regions' argument and
 // return types, so the verifier calls this after `infer` with the whole operation.
-using RegionInferFn =
-    std::function<std::vector<TensorType>(std::span<const TensorType> operands, const AttrMap& attrs,
-                                          const Operation& op)>;
+using RegionInferFn = std::function<std::vector<TensorType>(std::span<const TensorType> operands, const AttrMap& attrs,
+                                                            const Operation& op)>;
 
 struct OpDef {
   std::string name;  // IR name without "evoxc."
   OpCategory category;
   int min_operands = 0;
   int max_operands = 0;  // -1: unbounded
-  int num_regions = 0;  // -1: any number >= 1, checked by infer_regions (n-way cond)
+  int num_regions = 0;   // -1: any number >= 1, checked by infer_regions (n-way cond)
   DTypeClass operand_dtypes = DTypeClass::Any;
   std::vector<AttrSpec> attrs;
   InferFn infer;
   RegionInferFn infer_regions;  // set by ops with regions; see RegionInferFn
-  std::string doc;  // one line: semantics and the dtypes it accepts
+  std::string doc;              // one line: semantics and the dtypes it accepts
 };
 
 // The registry: every op of the catalogue that this build knows.

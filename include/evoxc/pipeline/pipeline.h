@@ -23,8 +23,8 @@ namespace evoxc {
 // An optimisation level, 0..3. Accepted spellings: "O0".."O3", "0".."3", or an int.
 class OptLevel {
  public:
-  OptLevel(int level);               // NOLINT(google-explicit-constructor); ValidationError outside 0..3
-  OptLevel(std::string_view text);   // NOLINT(google-explicit-constructor)
+  OptLevel(int level);              // NOLINT(google-explicit-constructor); ValidationError outside 0..3
+  OptLevel(std::string_view text);  // NOLINT(google-explicit-constructor)
   OptLevel(const char* text) : OptLevel(std::string_view(text)) {}  // NOLINT(google-explicit-constructor)
   int value() const { return level_; }
   std::string to_string() const { return "O" + std::to_string(level_); }
@@ -174,7 +174,9 @@ Tree<Tensor> to_input_tree(const std::map<std::string, T>& m) {
 }
 
 inline TensorSpec spec_of(const Tensor& t) { return TensorSpec(Shape::from_ints(t.shape()), t.dtype()); }
-inline Tree<TensorSpec> spec_of(const Tree<Tensor>& t) { return t.map([](const Tensor& x) { return spec_of(x); }); }
+inline Tree<TensorSpec> spec_of(const Tree<Tensor>& t) {
+  return t.map([](const Tensor& x) { return spec_of(x); });
+}
 inline std::vector<TensorSpec> spec_of(const std::vector<Tensor>& v) {
   std::vector<TensorSpec> out;
   for (const auto& t : v) out.push_back(spec_of(t));
@@ -186,10 +188,7 @@ inline std::map<std::string, TensorSpec> spec_of(const std::map<std::string, Ten
   return out;
 }
 template <typename T>
-  requires trace_detail::is_static_v<T>
-T spec_of(const T& v) {
-  return v;
-}
+requires trace_detail::is_static_v<T> T spec_of(const T& v) { return v; }
 template <typename T>
 inline constexpr bool is_tensor_arg_v = !trace_detail::is_static_v<T>;
 }  // namespace pipeline_detail
@@ -226,7 +225,8 @@ Tree<Tensor> evaluate(F&& fn, const Args&... args) {
   std::vector<Tree<Tensor>> tensor_args;
   (
       [&] {
-        if constexpr (pipeline_detail::is_tensor_arg_v<Args>) tensor_args.push_back(pipeline_detail::to_input_tree(args));
+        if constexpr (pipeline_detail::is_tensor_arg_v<Args>)
+          tensor_args.push_back(pipeline_detail::to_input_tree(args));
       }(),
       ...);
   return exe.run(Tree<Tensor>::tuple(std::move(tensor_args)));

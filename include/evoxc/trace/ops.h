@@ -3,8 +3,8 @@
 
 #include <initializer_list>
 #include <optional>
-#include <type_traits>
 #include <source_location>
+#include <type_traits>
 #include <vector>
 
 #include "evoxc/trace/symbolic_tensor.h"
@@ -19,9 +19,9 @@ class Axes {
  public:
   Axes() = default;
   Axes(std::initializer_list<int64_t> a) : axes_(std::vector<int64_t>(a)) {}  // NOLINT
-  Axes(std::vector<int64_t> a) : axes_(std::move(a)) {}                          // NOLINT
-  Axes(int a) : axes_(std::vector<int64_t>{a}) {}                                // NOLINT
-  Axes(int64_t a) : axes_(std::vector<int64_t>{a}) {}                            // NOLINT
+  Axes(std::vector<int64_t> a) : axes_(std::move(a)) {}                       // NOLINT
+  Axes(int a) : axes_(std::vector<int64_t>{a}) {}                             // NOLINT
+  Axes(int64_t a) : axes_(std::vector<int64_t>{a}) {}                         // NOLINT
   static Axes all() { return Axes(); }
   bool is_all() const { return !axes_.has_value(); }
   size_t count() const { return axes_ ? axes_->size() : 0; }
@@ -87,8 +87,7 @@ SymbolicTensor nan_to_num(const Operand& x, double nan = 0.0, std::optional<doub
                           std::optional<double> neginf = std::nullopt, SrcLoc loc = SrcLoc::current());
 
 // ---- elementwise binary (promotion per docs/semantics.md; numpy broadcasting) ----
-#define EVOXC_BINARY(name) \
-  SymbolicTensor name(const Operand& a, const Operand& b, SrcLoc loc = SrcLoc::current());
+#define EVOXC_BINARY(name) SymbolicTensor name(const Operand& a, const Operand& b, SrcLoc loc = SrcLoc::current());
 EVOXC_BINARY(add)
 EVOXC_BINARY(subtract)
 EVOXC_BINARY(multiply)
@@ -200,8 +199,7 @@ struct LocatedScalar {
   Operand v;
   SrcLoc loc;
   template <typename T>
-    requires std::is_arithmetic_v<T>
-  LocatedScalar(T x, SrcLoc l = SrcLoc::current()) : v(make(x)), loc(l) {}  // NOLINT
+  requires std::is_arithmetic_v<T> LocatedScalar(T x, SrcLoc l = SrcLoc::current()) : v(make(x)), loc(l) {}  // NOLINT
 
  private:
   template <typename T>
@@ -220,8 +218,8 @@ inline SymbolicTensor operator-(LocatedTensor x) { return negative(x.t, x.loc); 
 inline SymbolicTensor operator~(LocatedTensor x) { return bitwise_not(x.t, x.loc); }
 inline SymbolicTensor operator!(LocatedTensor x) { return logical_not(x.t, x.loc); }
 
-#define EVOXC_OPERATOR_RIGHT(op, fn)                                                                              \
-  inline SymbolicTensor operator op(const SymbolicTensor& a, LocatedTensor b) { return ::evoxc::fn(a, b.t, b.loc); }        \
+#define EVOXC_OPERATOR_RIGHT(op, fn)                                                                                 \
+  inline SymbolicTensor operator op(const SymbolicTensor& a, LocatedTensor b) { return ::evoxc::fn(a, b.t, b.loc); } \
   inline SymbolicTensor operator op(const SymbolicTensor& a, LocatedScalar b) { return ::evoxc::fn(a, b.v, b.loc); }
 #define EVOXC_OPERATOR(op, fn) \
   EVOXC_OPERATOR_RIGHT(op, fn) \

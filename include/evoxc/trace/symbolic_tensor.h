@@ -43,15 +43,15 @@ class SymbolicTensor {
 class Operand {
  public:
   enum class Kind : uint8_t { Tensor, Bool, Int, Float };
-  Operand(SymbolicTensor t) : kind_(Kind::Tensor), tensor_(t) {}                        // NOLINT
-  Operand(bool v) : kind_(Kind::Bool), i_(v) {}                                           // NOLINT
-  Operand(int v) : kind_(Kind::Int), i_(v) {}                                             // NOLINT
-  Operand(long v) : kind_(Kind::Int), i_(v) {}                                            // NOLINT
-  Operand(long long v) : kind_(Kind::Int), i_(v) {}                                       // NOLINT
-  Operand(unsigned v) : kind_(Kind::Int), i_(static_cast<int64_t>(v)) {}                 // NOLINT
-  Operand(float v) : kind_(Kind::Float), f_(v) {}                                         // NOLINT
-  Operand(double v) : kind_(Kind::Float), f_(v) {}                                        // NOLINT
-  Operand(const Tensor& t);                                                               // NOLINT: throws TraceError
+  Operand(SymbolicTensor t) : kind_(Kind::Tensor), tensor_(t) {}          // NOLINT
+  Operand(bool v) : kind_(Kind::Bool), i_(v) {}                           // NOLINT
+  Operand(int v) : kind_(Kind::Int), i_(v) {}                             // NOLINT
+  Operand(long v) : kind_(Kind::Int), i_(v) {}                            // NOLINT
+  Operand(long long v) : kind_(Kind::Int), i_(v) {}                       // NOLINT
+  Operand(unsigned v) : kind_(Kind::Int), i_(static_cast<int64_t>(v)) {}  // NOLINT
+  Operand(float v) : kind_(Kind::Float), f_(v) {}                         // NOLINT
+  Operand(double v) : kind_(Kind::Float), f_(v) {}                        // NOLINT
+  Operand(const Tensor& t);                                               // NOLINT: throws TraceError
 
   Kind kind() const { return kind_; }
   bool is_tensor() const { return kind_ == Kind::Tensor; }
@@ -91,8 +91,8 @@ class TraceContext {
 
   // Appends an op after inferring its result types with the registry; ShapeError/TypeError
   // from inference get the source location appended.
-  std::vector<SymbolicTensor> emit(std::string_view op, const std::vector<SymbolicTensor>& operands,
-                                   AttrMap attrs, const std::source_location& loc);
+  std::vector<SymbolicTensor> emit(std::string_view op, const std::vector<SymbolicTensor>& operands, AttrMap attrs,
+                                   const std::source_location& loc);
   SymbolicTensor emit1(std::string_view op, const std::vector<SymbolicTensor>& operands, AttrMap attrs,
                        const std::source_location& loc) {
     return emit(op, operands, std::move(attrs), loc).at(0);

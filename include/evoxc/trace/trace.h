@@ -65,8 +65,7 @@ struct ArgBinder {
   }
   [[noreturn]] SymbolicTensor bind(const Tensor&, TreeDef&, const std::string& path);
   template <typename T>
-    requires is_static_v<T>
-  T bind(const T& v, TreeDef& tree, const std::string& path) {
+  requires is_static_v<T> T bind(const T& v, TreeDef& tree, const std::string& path) {
     tree = TreeDef();
     if constexpr (std::is_same_v<T, bool>) {
       statics[path] = v;
