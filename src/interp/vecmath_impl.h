@@ -11,12 +11,32 @@
 #include "evoxc/core/half.h"
 #include "vecmath.h"
 
-#define EVX_U_FUNCS(X)                                                                                                \
-  X(exp, u10)                                                                                                         \
-  X(exp2, u10)                                                                                                        \
-  X(expm1, u10) X(log, u10) X(log2, u10) X(log10, u10) X(log1p, u10) X(cbrt, u10) X(sin, u10) X(cos, u10) X(tan, u10) \
-      X(asin, u10) X(acos, u10) X(atan, u10) X(sinh, u10) X(cosh, u10) X(asinh, u10) X(acosh, u10) X(atanh, u10)      \
-          X(erf, u10) X(erfc, u15) X(lgamma, u10)
+// One entry a line: clang-format re-wraps this list differently on every pass.
+// clang-format off
+#define EVX_U_FUNCS(X) \
+  X(exp, u10) \
+  X(exp2, u10) \
+  X(expm1, u10) \
+  X(log, u10) \
+  X(log2, u10) \
+  X(log10, u10) \
+  X(log1p, u10) \
+  X(cbrt, u10) \
+  X(sin, u10) \
+  X(cos, u10) \
+  X(tan, u10) \
+  X(asin, u10) \
+  X(acos, u10) \
+  X(atan, u10) \
+  X(sinh, u10) \
+  X(cosh, u10) \
+  X(asinh, u10) \
+  X(acosh, u10) \
+  X(atanh, u10) \
+  X(erf, u10) \
+  X(erfc, u15) \
+  X(lgamma, u10)
+// clang-format on
 #define EVX_X_FUNCS(X) X(sqrt) X(floor) X(ceil) X(trunc) X(rint) X(fabs)
 #define EVX_U_FUNCS2(X) X(atan2, u10) X(hypot, u05) X(pow, u10)
 #define EVX_X_FUNCS2(X) X(copysign) X(nextafter) X(fmod)
