@@ -23,6 +23,21 @@ void require_same_dtype(const std::string& op, std::span<const TensorType> opera
   }
 }
 
+Shape reduced_shape(const Shape& in, const std::vector<int64_t>& axes, bool keepdims) {
+  std::vector<DimExpr> out;
+  size_t next = 0;
+  for (size_t i = 0; i < in.rank(); ++i) {
+    bool reduced = next < axes.size() && axes[next] == static_cast<int64_t>(i);
+    if (reduced) ++next;
+    if (!reduced) {
+      out.push_back(in[i]);
+    } else if (keepdims) {
+      out.emplace_back(1);
+    }
+  }
+  return Shape(std::move(out));
+}
+
 void check_axes(const std::string& op, const std::string& attr, const std::vector<int64_t>& axes, size_t rank) {
   for (size_t i = 0; i < axes.size(); ++i) {
     if (axes[i] < 0 || axes[i] >= static_cast<int64_t>(rank))

@@ -45,6 +45,9 @@ void require_same_dtype(const std::string& op, std::span<const TensorType> opera
 // ShapeError unless `axes` is sorted, free of duplicates and each axis lies in [0, rank).
 void check_axes(const std::string& op, const std::string& attr, const std::vector<int64_t>& axes, size_t rank);
 
+// The result shape of a reduction: `axes` (sorted) dropped, or kept as extent 1 with keepdims.
+Shape reduced_shape(const Shape& in, const std::vector<int64_t>& axes, bool keepdims);
+
 // ShapeError when a shape attribute has a negative constant extent (the tracer resolves -1).
 void check_shape_attr(const std::string& op, const std::string& attr, const Shape& s);
 

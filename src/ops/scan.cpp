@@ -27,22 +27,6 @@ void scan(OpTable& t, const char* name, DTypeClass cls, const char* what) {
   t.add(std::move(d));
 }
 
-// Drops the reduced axes, or keeps them as extent 1 with keepdims (as reduce.cpp).
-Shape reduced_shape(const Shape& in, const std::vector<int64_t>& axes, bool keepdims) {
-  std::vector<DimExpr> out;
-  size_t next = 0;
-  for (size_t i = 0; i < in.rank(); ++i) {
-    bool reduced = next < axes.size() && axes[next] == static_cast<int64_t>(i);
-    if (reduced) ++next;
-    if (!reduced) {
-      out.push_back(in[i]);
-    } else if (keepdims) {
-      out.emplace_back(1);
-    }
-  }
-  return Shape(std::move(out));
-}
-
 }  // namespace
 
 void register_scan_ops(OpTable& t) {
