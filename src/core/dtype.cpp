@@ -64,3 +64,19 @@ DType weak_scalar_result(DType tensor_type, ScalarKind scalar) {
 }
 
 }  // namespace evoxc
+
+namespace evoxc {
+
+const char* dtype_class_name(DTypeClass c) {
+  switch (c) {
+    case DTypeClass::Any: return "any";
+    case DTypeClass::Numeric: return "numeric";
+    case DTypeClass::Float: return "float";
+    case DTypeClass::Int: return "int";
+    case DTypeClass::IntOrBool: return "int or bool";
+    case DTypeClass::Bool: return "bool";
+  }
+  return "?";
+}
+
+}  // namespace evoxc

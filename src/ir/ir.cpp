@@ -1,9 +1,70 @@
 // Construction of EvoXIR values, operations, blocks, functions and modules.
 #include "evoxc/ir/ir.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "evoxc/core/error.h"
 
 namespace evoxc {
+
+namespace {
+
+struct OpInfoTable {
+  std::vector<const OpInfo*> by_id;
+  std::unordered_map<std::string_view, const OpInfo*> by_name;
+  const OpInfo* terminator = nullptr;
+};
+
+OpInfoTable& op_table() {
+  static OpInfoTable t;
+  return t;
+}
+
+OpCatalogueLoader g_loader = nullptr;
+std::once_flag g_loaded;
+
+// Fills the table through the loader, once; later calls return at once.
+const OpInfoTable& loaded_table() {
+  if (g_loader) std::call_once(g_loaded, [] { g_loader(); });
+  return op_table();
+}
+
+}  // namespace
+
+void set_op_catalogue_loader(OpCatalogueLoader loader) { g_loader = loader; }
+
+void register_op_info(OpInfo& info) {
+  OpInfoTable& t = op_table();
+  if (!t.by_name.emplace(info.name, &info).second)
+    throw InternalError("op table: op '" + info.name + "' is registered twice");
+  info.id = static_cast<uint32_t>(t.by_id.size());
+  t.by_id.push_back(&info);
+  if (info.terminator) {
+    if (t.terminator)
+      throw InternalError("op table: two terminators, '" + t.terminator->name + "' and '" + info.name + "'");
+    t.terminator = &info;
+  }
+}
+
+const OpInfo& terminator_op_info() {
+  const OpInfoTable& t = loaded_table();
+  if (!t.terminator) throw InternalError("op table: no terminator op is registered (is the op catalogue linked?)");
+  return *t.terminator;
+}
+
+const OpInfo* find_op_info(std::string_view name) {
+  const OpInfoTable& t = loaded_table();
+  auto it = t.by_name.find(name);
+  return it == t.by_name.end() ? nullptr : it->second;
+}
+
+const OpInfo& get_op_info(std::string_view name) {
+  if (const OpInfo* i = find_op_info(name)) return *i;
+  throw TypeError("unknown op '" + std::string(name) + "'; all_ops() lists the ops this build knows");
+}
+
+const std::vector<const OpInfo*>& registered_ops() { return loaded_table().by_id; }
 
 std::string Location::to_string() const {
   if (!known()) return "<unknown>";
@@ -15,27 +76,61 @@ Value* Block::add_argument(TensorType type) {
   return args_.back().get();
 }
 
-Operation* Block::append(std::string name, std::vector<Value*> operands, std::vector<TensorType> result_types,
+Operation* Block::append(std::string_view name, std::vector<Value*> operands, std::vector<TensorType> result_types,
                          AttrMap attrs, Location loc, size_t num_regions) {
-  ops_.push_back(std::make_unique<Operation>(std::move(name), std::move(operands), result_types, std::move(attrs),
-                                             std::move(loc), num_regions, this));
+  return append(get_op_info(name), std::move(operands), std::move(result_types), std::move(attrs), std::move(loc),
+                num_regions);
+}
+
+Operation* Block::append(const OpInfo& info, std::vector<Value*> operands, std::vector<TensorType> result_types,
+                         AttrMap attrs, Location loc, size_t num_regions) {
+  ops_.push_back(std::make_unique<Operation>(info, std::move(operands), result_types, std::move(attrs), std::move(loc),
+                                             num_regions, this));
   return ops_.back().get();
 }
 
-Operation::Operation(std::string name, std::vector<Value*> operands, const std::vector<TensorType>& result_types,
+Operation* Block::push_back(std::unique_ptr<Operation> op) {
+  if (!op) throw InternalError("Block::push_back: null operation");
+  if (op->parent_ != nullptr) throw InternalError("Block::push_back: evoxc." + op->name() + " is already in a block");
+  op->parent_ = this;
+  ops_.push_back(std::move(op));
+  return ops_.back().get();
+}
+
+void Block::erase_last() {
+  if (ops_.empty()) throw InternalError("Block::erase_last: the block is empty");
+  ops_.pop_back();
+}
+
+Operation::Operation(const OpInfo& info, std::vector<Value*> operands, std::span<const TensorType> result_types,
                      AttrMap attrs, Location loc, size_t num_regions, Block* parent)
-    : name_(std::move(name)),
-      operands_(std::move(operands)),
-      attrs_(std::move(attrs)),
-      loc_(std::move(loc)),
-      parent_(parent) {
+    : info_(&info), operands_(std::move(operands)), attrs_(std::move(attrs)), loc_(std::move(loc)), parent_(parent) {
   for (const auto* v : operands_)
-    if (v == nullptr) throw InternalError("Operation " + name_ + ": null operand");
+    if (v == nullptr) throw InternalError("Operation " + info.name + ": null operand");
   results_.reserve(result_types.size());
   for (size_t i = 0; i < result_types.size(); ++i)
     results_.push_back(std::make_unique<Value>(result_types[i], this, nullptr, static_cast<unsigned>(i)));
   regions_.reserve(num_regions);
   for (size_t i = 0; i < num_regions; ++i) regions_.push_back(std::make_unique<Region>(this));
+}
+
+std::unique_ptr<Operation> Operation::create(const OpInfo& info, std::vector<Value*> operands,
+                                             std::span<const TensorType> result_types, AttrMap attrs, Location loc,
+                                             size_t num_regions) {
+  return std::make_unique<Operation>(info, std::move(operands), result_types, std::move(attrs), std::move(loc),
+                                     num_regions, nullptr);
+}
+
+Operation* Operation::parent_op() const {
+  if (parent_ == nullptr || parent_->parent() == nullptr) return nullptr;
+  return parent_->parent()->parent_op();
+}
+
+void Operation::set_result_types(std::span<const TensorType> types) {
+  if (!results_.empty()) throw InternalError("Operation::set_result_types: evoxc." + name() + " already has results");
+  results_.reserve(types.size());
+  for (size_t i = 0; i < types.size(); ++i)
+    results_.push_back(std::make_unique<Value>(types[i], this, nullptr, static_cast<unsigned>(i)));
 }
 
 Function& Module::add_function(std::string name) {

@@ -402,7 +402,9 @@ class Reader {
       }
       const json* regions = nullptr;
       if (oj.contains("regions")) regions = &array(oj["regions"], p + ".regions");
-      Operation* op = b.append(name, std::move(operands), results, std::move(attributes), std::move(loc),
+      const OpInfo* info = find_op_info(name);
+      if (!info) fail(p + ".name", "unknown op '" + name + "'; `evoxc ops` lists the ops this build knows");
+      Operation* op = b.append(*info, std::move(operands), results, std::move(attributes), std::move(loc),
                                regions ? regions->size() : 0);
       for (const auto& r : op->results()) values_.push_back(r.get());
       for (size_t r = 0; regions && r < regions->size(); ++r)

@@ -594,7 +594,9 @@ class TextParser {
                                       " (a value must be defined earlier in the same block or an enclosing one)");
       operands.push_back(v);
     }
-    Operation* op = b.append(a.name, std::move(operands), a.types, a.attrs, a.loc, a.regions.size());
+    const OpInfo* info = find_op_info(a.name);
+    if (!info) c_.fail(a.pos, "unknown op evoxc." + a.name + "; `evoxc ops` lists the ops this build knows");
+    Operation* op = b.append(*info, std::move(operands), a.types, a.attrs, a.loc, a.regions.size());
     for (size_t i = 0; i < a.regions.size(); ++i) build_block(a.regions[i], op->region(i).block());
     for (size_t i = 0; i < a.results.size(); ++i) define(a.results[i], op->result(i), a.result_pos[i]);
   }

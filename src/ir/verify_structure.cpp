@@ -45,7 +45,7 @@ class FunctionVerifier {
                ") is not defined before this use; it must come from an earlier op or argument of this block or an "
                "enclosing one, not from a later op, a sibling region or another function");
       }
-      if (op.name() == "return") {
+      if (op.is_terminator()) {
         if (i + 1 != ops.size())
           fail(describe(op) + ": evoxc.return must be the last op of " + what + ", but " +
                std::to_string(ops.size() - i - 1) + " op(s) follow it");

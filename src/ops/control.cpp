@@ -24,7 +24,7 @@ std::vector<TensorType> arg_types(const Block& b) {
 // structural verifier reports that first in practice).
 std::vector<TensorType> returned_types(const std::string& op, const Block& b, const std::string& what) {
   const Operation* t = b.terminator();
-  if (!t || t->name() != "return") throw TypeError(op_label(op) + ": " + what + " does not end with evoxc.return");
+  if (!t || !t->is_terminator()) throw TypeError(op_label(op) + ": " + what + " does not end with evoxc.return");
   std::vector<TensorType> r;
   for (const Value* v : t->operands()) r.push_back(v->type());
   return r;
@@ -217,6 +217,7 @@ void register_control_ops(OpTable& t) {
   }
   OpDef d;
   d.name = "return";
+  d.terminator = true;
   d.category = OpCategory::Terminator;
   d.min_operands = 0;
   d.max_operands = -1;

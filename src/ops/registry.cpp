@@ -94,10 +94,29 @@ const Registry& registry() {
     // Families register in docs order; a stable sort by category keeps that order inside each category.
     std::stable_sort(reg.ordered.begin(), reg.ordered.end(),
                      [](const OpDef* a, const OpDef* b) { return a->category < b->category; });
+    // Dense ids follow that order, so every table and the coverage matrix list ops alike.
+    for (const OpDef* d : reg.ordered) register_op_info(const_cast<OpDef&>(*d));  // NOLINT: ids are set once, here
     return reg;
   }();
   return r;
 }
+
+// The IR resolves op names through this loader, installed before main() runs; it only
+// records a function pointer, so it is safe whatever order static initialisation takes.
+const bool kLoaderInstalled = (set_op_catalogue_loader([] { (void)registry(); }), true);
+
+}  // namespace
+}  // namespace evoxc
+
+// Linking the `evoxc` target names this symbol (-Wl,--undefined), so this file — and the
+// loader above — is in every program, even one that never calls into the ops layer itself.
+extern "C" {
+extern const int evoxc_op_catalogue_anchor;
+const int evoxc_op_catalogue_anchor = 1;
+}
+
+namespace evoxc {
+namespace {
 
 std::string dtype_class_members(DTypeClass c) {
   std::string s;
@@ -161,30 +180,6 @@ const char* op_category_name(OpCategory c) {
   return "?";
 }
 
-bool dtype_in_class(DType t, DTypeClass c) {
-  switch (c) {
-    case DTypeClass::Any: return true;
-    case DTypeClass::Numeric: return is_int(t) || is_float(t);
-    case DTypeClass::Float: return is_float(t);
-    case DTypeClass::Int: return is_int(t);
-    case DTypeClass::IntOrBool: return is_int(t) || is_bool(t);
-    case DTypeClass::Bool: return is_bool(t);
-  }
-  return false;
-}
-
-const char* dtype_class_name(DTypeClass c) {
-  switch (c) {
-    case DTypeClass::Any: return "any";
-    case DTypeClass::Numeric: return "numeric";
-    case DTypeClass::Float: return "float";
-    case DTypeClass::Int: return "int";
-    case DTypeClass::IntOrBool: return "int or bool";
-    case DTypeClass::Bool: return "bool";
-  }
-  return "?";
-}
-
 const OpDef* find_op(std::string_view name) {
   const auto& r = registry();
   auto it = r.by_name.find(name);
@@ -197,6 +192,23 @@ const OpDef& get_op(std::string_view name) {
 }
 
 const std::vector<const OpDef*>& all_ops() { return registry().ordered; }
+
+size_t num_ops() { return registry().ordered.size(); }
+
+const OpDef& op_def(uint32_t id) {
+  const auto& ops = registry().ordered;
+  if (id >= ops.size()) throw InternalError("op_def: no op has id " + std::to_string(id));
+  return *ops[id];
+}
+
+std::vector<TensorType> OpDef::infer_types(std::span<const TensorType> operands, const AttrMap& attrs,
+                                           const Operation* op) const {
+  std::vector<TensorType> r = infer_result_types(*this, operands, attrs);
+  if (!infer_regions) return r;
+  if (op == nullptr)
+    throw InternalError("op '" + name + "' infers its results from its regions: build it with Builder::create_detached");
+  return infer_regions(operands, attrs, *op);
+}
 
 std::vector<TensorType> infer_result_types(const OpDef& def, std::span<const TensorType> operands,
                                            const AttrMap& attrs) {

@@ -138,20 +138,14 @@ std::vector<SymbolicTensor> emit_control(const std::string& op, const std::vecto
   } catch (const TypeError& e) {
     throw TypeError(std::string(e.what()) + " (at " + loc.to_string() + ")");
   }
-  // Pass 1: into a scratch op that belongs to no block, to learn the result types.
-  std::vector<TensorType> result_types;
-  {
-    Operation scratch(op, values, {}, attrs, loc, regions.size(), &ctx->block());
-    std::vector<Tree<SymbolicTensor>> outs = trace_regions(*ctx, scratch, op, regions);
-    check(outs);
-    result_types = infer_with_regions(op, types, attrs, scratch, loc);
-  }
-  // Pass 2: the op itself.
-  Operation* real = ctx->block().append(op, values, result_types, attrs, loc, regions.size());
-  trace_regions(*ctx, *real, op, regions);
-  if (infer_with_regions(op, types, attrs, *real, loc) != result_types)
-    throw TraceError(op + " at " + loc.to_string() +
-                     ": a region traced to different types the second time; region functions must be pure");
+  // One pass: the op is built detached, its regions traced into it once (so a region
+  // function's side effects run once per trace), then its result types are inferred from
+  // the regions and it is inserted.
+  auto detached = Operation::create(get_op(op), values, {}, attrs, loc, regions.size());
+  std::vector<Tree<SymbolicTensor>> outs = trace_regions(*ctx, *detached, op, regions);
+  check(outs);
+  detached->set_result_types(infer_with_regions(op, types, attrs, *detached, loc));
+  Operation* real = ctx->block().push_back(std::move(detached));
   std::vector<SymbolicTensor> out;
   for (const auto& r : real->results()) out.emplace_back(ctx, r.get());
   return out;

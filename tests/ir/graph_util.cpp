@@ -1,6 +1,8 @@
 // Hand-built EvoXIR graphs shared by the ir tests.
 #include "ir/graph_util.h"
 
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -9,6 +11,57 @@
 #include <sstream>
 
 namespace evoxc::testing {
+
+namespace {
+
+// The IR tests also print and parse ops the catalogue does not have (one carrying every
+// attribute kind, generic region ops), so they register a small test dialect in the IR's
+// op table, after the catalogue (ids stay dense for the catalogue's tables) and before any
+// test runs. The ops layer's verifier still rejects these names.
+class TestOp final : public OpInfo {
+ public:
+  explicit TestOp(const char* n) { name = n; }
+  std::vector<TensorType> infer_types(std::span<const TensorType>, const AttrMap&, const Operation*) const override {
+    return {};
+  }
+};
+
+class TestOpsEnvironment final : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    (void)registered_ops();  // the catalogue first
+    static TestOp ops[] = {TestOp("custom_attrs"),
+                           TestOp("map"),
+                           TestOp("print"),
+                           TestOp("while"),
+                           TestOp("late"),
+                           TestOp("loop"),
+                           TestOp("make"),
+                           TestOp("noop"),
+                           TestOp("outer"),
+                           TestOp("probe"),
+                           TestOp("region_op"),
+                           TestOp("sink"),
+                           TestOp("split"),
+                           TestOp("use"),
+                           TestOp("a"),
+                           TestOp("b"),
+                           TestOp("c"),
+                           TestOp("r"),
+                           TestOp("dots"),
+                           TestOp(""),
+                           TestOp("has space"),
+                           TestOp("1st"),
+                           TestOp("dots.in.name"),
+                           TestOp("quote\"d")};
+    for (TestOp& op : ops)
+      if (!find_op_info(op.name)) register_op_info(op);
+  }
+};
+
+[[maybe_unused]] ::testing::Environment* const kTestOps = ::testing::AddGlobalTestEnvironment(new TestOpsEnvironment);
+
+}  // namespace
 
 Graph mlp_graph() {
   auto m = std::make_shared<Module>("main");

@@ -63,6 +63,23 @@ constexpr bool is_unsigned_int(DType t) {
 constexpr bool is_int(DType t) { return is_signed_int(t) || is_unsigned_int(t); }
 constexpr int bit_width(DType t) { return is_bool(t) ? 1 : static_cast<int>(size_of(t) * 8); }
 
+// Which element types an op or kernel accepts. The one definition: the op registry checks
+// operands with it and the interpreter instantiates kernels for exactly its members.
+enum class DTypeClass : uint8_t { Any, Numeric, Float, Int, IntOrBool, Bool };
+constexpr bool dtype_in_class(DType t, DTypeClass c) {
+  switch (c) {
+    case DTypeClass::Any: return true;
+    case DTypeClass::Numeric: return is_int(t) || is_float(t);
+    case DTypeClass::Float: return is_float(t);
+    case DTypeClass::Int: return is_int(t);
+    case DTypeClass::IntOrBool: return is_int(t) || is_bool(t);
+    case DTypeClass::Bool: return is_bool(t);
+  }
+  return false;
+}
+// "any", "numeric", "float", "int", "int or bool", "bool".
+const char* dtype_class_name(DTypeClass c);
+
 // numpy-style name: "float32", "int64", "bool".
 std::string_view dtype_name(DType t);
 // MLIR-style short name used in printed IR types: "f32", "i64", "ui8", "i1", "bf16".

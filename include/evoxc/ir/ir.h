@@ -1,8 +1,11 @@
 // EvoXIR: values, operations with attributes and regions, blocks, functions and modules.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "evoxc/core/shape.h"
@@ -35,6 +38,50 @@ struct Location {
 class Operation;
 class Block;
 class Region;
+
+// The identity of a registered op as the IR sees it: its name and a dense id. The ops
+// layer's OpDef derives from it and fills in the rest (traits, attribute schema,
+// inference), so an Operation links to its definition without the IR knowing the
+// catalogue. Every Operation refers to one; the name is resolved once, when the op is
+// built or parsed, and an unknown name is an error there.
+class OpInfo {
+ public:
+  OpInfo() = default;
+  OpInfo(const OpInfo&) = default;
+  OpInfo(OpInfo&&) = default;
+  OpInfo& operator=(const OpInfo&) = default;
+  OpInfo& operator=(OpInfo&&) = default;
+  virtual ~OpInfo() = default;
+
+  std::string name;             // IR name without "evoxc." ("add", "reduce_sum")
+  uint32_t id = kUnregistered;  // dense: 0 .. num_registered_ops() - 1, in registration order
+  bool terminator = false;      // ends a block (evoxc.return); exactly one registered op has it
+  static constexpr uint32_t kUnregistered = UINT32_MAX;
+
+  // Result types for these operands and attributes (ShapeError/TypeError naming the op).
+  // `op` is the operation itself for ops whose results depend on their regions (control
+  // flow); Builder passes it once the regions are built, otherwise nullptr.
+  virtual std::vector<TensorType> infer_types(std::span<const TensorType> operands, const AttrMap& attrs,
+                                              const Operation* op) const = 0;
+};
+
+// The op table of this process. The ops layer registers its catalogue through a loader it
+// installs at static initialisation; the table is filled on first lookup, so no order of
+// static initialisation matters. Lookups are thread-safe once the table is filled.
+using OpCatalogueLoader = void (*)();
+void set_op_catalogue_loader(OpCatalogueLoader loader);
+// Registers one op (called by the loader): assigns the next dense id. InternalError on a
+// duplicate name.
+void register_op_info(OpInfo& info);
+// nullptr when no op has that name.
+const OpInfo* find_op_info(std::string_view name);
+// TypeError "unknown op 'x'" when absent.
+const OpInfo& get_op_info(std::string_view name);
+// The block terminator (evoxc.return); InternalError when no catalogue registered one.
+const OpInfo& terminator_op_info();
+// The registered ops, indexed by id.
+const std::vector<const OpInfo*>& registered_ops();
+inline size_t num_registered_ops() { return registered_ops().size(); }
 
 // An SSA value: an operation result or a block argument. Owned by its op or block.
 class Value {
@@ -72,12 +119,21 @@ class Block {
   Value* argument(size_t i) const { return args_.at(i).get(); }
   size_t num_arguments() const { return args_.size(); }
 
-  // Creates an operation at the end of the block. `name` is the op name without the
-  // "evoxc." prefix ("add", "reduce_sum"). No inference or checking happens here: the
-  // trace layer infers types and the verifier checks them.
-  Operation* append(std::string name, std::vector<Value*> operands, std::vector<TensorType> result_types,
+  // Creates an operation at the end of the block with the given result types. `name` is
+  // the op name without the "evoxc." prefix ("add", "reduce_sum"), resolved here (TypeError
+  // when unknown). No inference or checking happens here: Builder infers result types and
+  // the verifier checks them.
+  Operation* append(std::string_view name, std::vector<Value*> operands, std::vector<TensorType> result_types,
                     AttrMap attrs = {}, Location loc = {}, size_t num_regions = 0);
+  Operation* append(const OpInfo& info, std::vector<Value*> operands, std::vector<TensorType> result_types,
+                    AttrMap attrs = {}, Location loc = {}, size_t num_regions = 0);
+  // Moves a detached operation (Operation::create) to the end of the block.
+  Operation* push_back(std::unique_ptr<Operation> op);
+  // Removes the last operation, whose results nothing may use yet (for a rewrite that has
+  // just appended an op and then finds it redundant).
+  void erase_last();
   const std::vector<std::unique_ptr<Operation>>& operations() const { return ops_; }
+  size_t num_operations() const { return ops_.size(); }
   Operation* terminator() const { return ops_.empty() ? nullptr : ops_.back().get(); }
   Region* parent() const { return parent_; }
 
@@ -103,12 +159,21 @@ class Region {
 
 class Operation {
  public:
-  Operation(std::string name, std::vector<Value*> operands, const std::vector<TensorType>& result_types, AttrMap attrs,
+  Operation(const OpInfo& info, std::vector<Value*> operands, std::span<const TensorType> result_types, AttrMap attrs,
             Location loc, size_t num_regions, Block* parent);
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
-  const std::string& name() const { return name_; }
+  // A detached operation (no parent block yet): its regions can be filled before it is
+  // inserted with Block::push_back, so a control-flow body is built exactly once.
+  static std::unique_ptr<Operation> create(const OpInfo& info, std::vector<Value*> operands,
+                                           std::span<const TensorType> result_types, AttrMap attrs, Location loc,
+                                           size_t num_regions = 0);
+
+  const OpInfo& info() const { return *info_; }
+  uint32_t op_id() const { return info_->id; }
+  const std::string& name() const { return info_->name; }
+  bool is_terminator() const { return info_->terminator; }
   const std::vector<Value*>& operands() const { return operands_; }
   Value* operand(size_t i) const { return operands_.at(i); }
   size_t num_operands() const { return operands_.size(); }
@@ -121,9 +186,16 @@ class Operation {
   const std::vector<std::unique_ptr<Region>>& regions() const { return regions_; }
   Region& region(size_t i) const { return *regions_.at(i); }
   Block* parent_block() const { return parent_; }
+  // The operation whose region holds this one; nullptr at function level or when detached.
+  Operation* parent_op() const;
+
+  // Adds results to an operation that has none yet (a detached control-flow op whose
+  // result types are known only once its regions are built). InternalError otherwise.
+  void set_result_types(std::span<const TensorType> types);
 
  private:
-  std::string name_;
+  friend class Block;
+  const OpInfo* info_;
   std::vector<Value*> operands_;
   std::vector<std::unique_ptr<Value>> results_;
   AttrMap attrs_;

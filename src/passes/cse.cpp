@@ -1,0 +1,104 @@
+// Common-subexpression elimination: a later op equal to an earlier visible one reuses its results.
+#include <functional>
+#include <unordered_map>
+
+#include "evoxc/ir/builder.h"
+#include "evoxc/passes/passes.h"
+
+namespace evoxc {
+
+namespace {
+
+size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+// Two region-free ops compute the same values when op, (already rewritten) operands,
+// attributes and result types agree; EvoXIR has no side effects.
+bool same(const Operation& a, const Operation& b) {
+  if (a.op_id() != b.op_id() || a.operands() != b.operands() || a.num_results() != b.num_results()) return false;
+  for (size_t i = 0; i < a.num_results(); ++i)
+    if (a.result(i)->type() != b.result(i)->type()) return false;
+  const AttrMap &x = a.attributes(), &y = b.attributes();
+  if (x.size() != y.size()) return false;
+  for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
+    if (i->first != j->first || !attr_equal(i->second, j->second)) return false;
+  return true;
+}
+
+size_t key(const Operation& op) {
+  size_t h = op.op_id();
+  for (const Value* v : op.operands()) h = mix(h, std::hash<const Value*>()(v));
+  h = mix(h, op.attributes().size());
+  for (const auto& [name, value] : op.attributes()) h = mix(mix(h, std::hash<std::string>()(name)), value.index());
+  return h;
+}
+
+class Cse {
+ public:
+  size_t replaced = 0;
+
+  // Rewrites `src` into `dst`. `scopes` holds the ops visible here: this block's and those of
+  // every enclosing block (a region may reuse an outer value).
+  void block(const Block& src, Block& dst, ValueMap& map) {
+    scopes_.emplace_back();
+    Builder b(dst);
+    for (const auto& op : src.operations()) {
+      std::vector<Value*> operands;
+      operands.reserve(op->num_operands());
+      for (const Value* v : op->operands()) operands.push_back(map.lookup_or_self(v));
+      std::vector<TensorType> types;
+      for (const auto& r : op->results()) types.push_back(r->type());
+      b.set_location(op->location());
+      Operation* c = b.create_typed(op->info(), std::move(operands), types, op->attributes(), op->regions().size());
+      for (size_t i = 0; i < op->regions().size(); ++i) {
+        const Block& rb = op->region(i).block();
+        Block& cb = c->region(i).block();
+        for (const auto& a : rb.arguments()) map.map(a.get(), cb.add_argument(a->type()));
+        block(rb, cb, map);
+      }
+      const Operation* prior = op->is_terminator() || !op->regions().empty() ? nullptr : find(*c);
+      if (prior) {
+        for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), prior->result(i));
+        drop_last(dst);
+        ++replaced;
+        continue;
+      }
+      for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), c->result(i));
+      if (!op->is_terminator() && op->regions().empty()) scopes_.back().emplace(key(*c), c);
+    }
+    scopes_.pop_back();
+  }
+
+ private:
+  const Operation* find(const Operation& op) const {
+    size_t k = key(op);
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+      auto [lo, hi] = s->equal_range(k);
+      for (auto it = lo; it != hi; ++it)
+        if (same(*it->second, op)) return it->second;
+    }
+    return nullptr;
+  }
+  // The clone just appended duplicates an earlier op: remove it again (nothing uses it yet).
+  static void drop_last(Block& b) { b.erase_last(); }
+
+  std::vector<std::unordered_multimap<size_t, const Operation*>> scopes_;
+};
+
+}  // namespace
+
+Graph cse(const Graph& g) {
+  const Module& m = g.module();
+  auto out = std::make_shared<Module>(m.name(), m.version());
+  Cse pass;
+  for (const auto& f : m.functions()) {
+    Function& nf = out->add_function(f->name());
+    nf.result_types() = f->result_types();
+    ValueMap map;
+    for (const auto& a : f->entry().arguments()) map.map(a.get(), nf.entry().add_argument(a->type()));
+    pass.block(f->entry(), nf.entry(), map);
+  }
+  if (pass.replaced == 0) return g;
+  return Graph(std::move(out), g.input_tree(), g.output_tree(), g.static_values());
+}
+
+}  // namespace evoxc
