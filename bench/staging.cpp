@@ -1,0 +1,103 @@
+// The staging bench: a generation of new GP programs traced, lowered, compiled, loaded and run,
+// timed per stage (the workload the architecture issue sets targets for).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "gp_population.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Stages {
+  double trace = 0, build = 0, run = 0;
+};
+
+// One pass over the population: every stage of every program, timed per stage.
+Stages generation(const std::vector<evoxc::bench::GpTree>& pop, int vars, int64_t cases,
+                  const std::vector<evoxc::Tensor>& inputs, std::vector<evoxc::Tensor>& outs, int run_reps) {
+  using namespace evoxc;
+  Stages s;
+  std::vector<Graph> graphs(pop.size());
+  auto t0 = Clock::now();
+  for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
+  s.trace = since(t0);
+  std::vector<Executable> exes(pop.size());
+  t0 = Clock::now();
+  for (size_t i = 0; i < pop.size(); ++i) exes[i] = load(compile(lower(graphs[i])));
+  s.build = since(t0);
+  for (auto& e : exes) e.execute(inputs, std::span<Tensor>(&outs[0], 1));  // warm
+  t0 = Clock::now();
+  for (int r = 0; r < run_reps; ++r)
+    for (auto& e : exes) e.execute(inputs, std::span<Tensor>(&outs[0], 1));
+  s.run = since(t0) / run_reps;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace evoxc;
+  int programs = 500, size = 17, vars = 2, reps = 5;
+  int64_t cases = 1024;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") {
+      reps = 3;
+    } else if (a == "--json") {
+      json = true;
+    } else if (a == "--programs" && i + 1 < argc) {
+      programs = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: bench_staging [--quick] [--json] [--programs N]\n");
+      return 2;
+    }
+  }
+  try {
+    auto pop = bench::gp_population(20261201, programs, size, vars);
+    std::vector<Tensor> inputs;
+    for (int v = 0; v < vars; ++v) {
+      std::vector<float> x(static_cast<size_t>(cases));
+      for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(k) / static_cast<float>(cases) * (v + 1) - 0.5f;
+      inputs.push_back(Tensor::from_vector(x, {cases}));
+    }
+    std::vector<Tensor> outs{Tensor::zeros({cases}, f32)};
+    // The median of `reps` generations per stage, so one noisy pass does not decide.
+    std::vector<double> tr, bu, ru;
+    for (int r = 0; r < reps; ++r) {
+      Stages s = generation(pop, vars, cases, inputs, outs, 5);
+      tr.push_back(s.trace);
+      bu.push_back(s.build);
+      ru.push_back(s.run);
+    }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    double n = programs;
+    double t = median(tr) / n * 1e6, b = median(bu) / n * 1e6, x = median(ru) / n * 1e6;
+    double nodes_per_s = static_cast<double>(size) * static_cast<double>(cases) / (x * 1e-6);
+    if (json) {
+      std::printf("{\"trace_us\": %.3f, \"build_us\": %.3f, \"run_us\": %.3f, \"node_evals_per_s\": %.4g}\n", t, b, x,
+                  nodes_per_s);
+    } else {
+      std::printf("GP population: %d programs of %d nodes over %d inputs of %lld float32 cases (median of %d)\n",
+                  programs, size, vars, static_cast<long long>(cases), reps);
+      std::printf("  trace                   %8.2f us/program\n", t);
+      std::printf("  lower+compile+load      %8.2f us/program\n", b);
+      std::printf("  execute                 %8.2f us/program  (%.3g node-evaluations/s)\n", x, nodes_per_s);
+      std::printf("  a new generation costs  %8.2f ms (trace + build + one run of every program)\n",
+                  (t + b + x) * n / 1e3);
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "bench_staging: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
