@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output-dir", run_opts.output_dir, "folder for out<i>.npy (default: .)");
 
   bool markdown = false;
-  CLI::App* ops = app.add_subcommand("ops", "List the op catalogue with dtypes, attributes and interpreter coverage");
+  CLI::App* ops = app.add_subcommand(
+      "ops", "List the op catalogue with dtypes, attributes and the coverage of every registered rule table");
   ops->add_flag("--markdown", markdown, "print a markdown table");
 
   CLI::App* devices = app.add_subcommand("devices", "List the devices and backends of this build");

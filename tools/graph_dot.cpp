@@ -47,7 +47,7 @@ std::string graph_to_dot(const Graph& graph) {
   };
   size_t n = 0;
   for (const auto& op : entry.operations()) {
-    if (op->name() == "return") {
+    if (op->is_terminator()) {
       for (size_t i = 0; i < op->num_operands(); ++i) {
         std::string id = "out" + std::to_string(i);
         std::string path = i < out_paths.size() ? display_path(out_paths[i]) : std::to_string(i);

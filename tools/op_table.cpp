@@ -49,10 +49,11 @@ std::vector<OpColumn> op_columns() {
          return s.empty() ? std::string("-") : s;
        }},
   };
-  const auto& tables = coverage::rule_tables();
-  for (size_t i = 0; i < tables.size(); ++i)
-    cols.push_back({tables[i].name,
-                    [i](const OpDef& d, Table& t) { return coverage_cell(coverage::rule_tables()[i].entry(d), t); }});
+  // One column per registered rule table (every backend, then the transforms' tables).
+  for (coverage::Column& c : coverage::columns())
+    cols.push_back({c.name, [table = std::move(c.table)](const OpDef& d, Table& t) {
+                      return coverage_cell(coverage::entry(table(), d), t);
+                    }});
   return cols;
 }
 

@@ -23,9 +23,9 @@ struct OpColumn {
   std::function<std::string(const OpDef&, Table& table)> cell;
 };
 
-// The columns `evoxc ops` prints: op, category, dtypes, attributes, then one per rule
-// table of the coverage matrix (interp, vmap, jvp, vjp, stablehlo, mlir): "✓", "deferred [n]"
-// or "MISSING".
+// The columns `evoxc ops` prints: op, category, dtypes, attributes, then one per registered
+// rule table of the coverage matrix (coverage::columns(): each backend, then the transforms):
+// "✓", "deferred [n]" or "MISSING".
 std::vector<OpColumn> op_columns();
 // One row per op of the registry (all_ops(), in its order).
 Table build_op_table(const std::vector<OpColumn>& columns = op_columns());

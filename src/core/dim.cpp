@@ -13,7 +13,7 @@ struct DimExpr::Node {
   std::string name;
   DimExpr a, b;  // children for binary kinds; unused (zero constants) otherwise
   size_t hash = 0;
-  Node(Kind k, int64_t v, std::string n) : kind(k), value(v), name(std::move(n)), a(nullptr), b(nullptr) {}
+  Node(Kind k, int64_t v, std::string n) : kind(k), value(v), name(std::move(n)) {}
   Node(Kind k, DimExpr x, DimExpr y) : kind(k), a(std::move(x)), b(std::move(y)) {}
 };
 
@@ -32,12 +32,6 @@ int64_t mod_i64(int64_t a, int64_t b) {
   return r;
 }
 
-DimExpr::DimExpr(int64_t v) {
-  auto n = std::make_shared<Node>(Kind::Const, v, std::string());
-  n->hash = mix(1, static_cast<size_t>(v));
-  node_ = std::move(n);
-}
-
 DimExpr DimExpr::symbol(std::string name) {
   if (name.empty()) throw ShapeError("Dim: a symbol needs a non-empty name");
   for (char c : name) {
@@ -51,24 +45,28 @@ DimExpr DimExpr::symbol(std::string name) {
   return DimExpr(std::shared_ptr<const Node>(std::move(n)));
 }
 
-DimExpr::Kind DimExpr::kind() const { return node_->kind; }
+DimExpr::Kind DimExpr::kind() const { return node_ ? node_->kind : Kind::Const; }
 int64_t DimExpr::value() const {
-  if (node_->kind != Kind::Const) throw InternalError("DimExpr::value on a non-constant " + to_string());
-  return node_->value;
+  if (node_) throw InternalError("DimExpr::value on a non-constant " + to_string());
+  return value_;
 }
 std::optional<int64_t> DimExpr::as_const() const {
-  if (node_->kind == Kind::Const) return node_->value;
+  if (!node_) return value_;
   return std::nullopt;
 }
 const std::string& DimExpr::name() const {
-  if (node_->kind != Kind::Sym) throw InternalError("DimExpr::name on a non-symbol " + to_string());
+  if (kind() != Kind::Sym) throw InternalError("DimExpr::name on a non-symbol " + to_string());
   return node_->name;
 }
-const DimExpr& DimExpr::lhs() const { return node_->a; }
-const DimExpr& DimExpr::rhs() const { return node_->b; }
-size_t DimExpr::hash() const { return node_->hash; }
+namespace {
+const DimExpr kNoChild;
+}  // namespace
+const DimExpr& DimExpr::lhs() const { return node_ ? node_->a : kNoChild; }
+const DimExpr& DimExpr::rhs() const { return node_ ? node_->b : kNoChild; }
+size_t DimExpr::hash() const { return node_ ? node_->hash : mix(1, static_cast<size_t>(value_)); }
 
 bool operator==(const DimExpr& x, const DimExpr& y) {
+  if (!x.node_ || !y.node_) return !x.node_ && !y.node_ && x.value_ == y.value_;
   if (x.node_ == y.node_) return true;
   const auto& a = *x.node_;
   const auto& b = *y.node_;
@@ -185,6 +183,7 @@ DimExpr max(const DimExpr& a, const DimExpr& b) {
 }
 
 int64_t DimExpr::evaluate(const DimBindings& bindings) const {
+  if (!node_) return value_;
   const Node& n = *node_;
   switch (n.kind) {
     case Kind::Const: return n.value;
@@ -213,6 +212,7 @@ int64_t DimExpr::evaluate(const DimBindings& bindings) const {
 }
 
 void DimExpr::collect_symbols(std::vector<std::string>& out) const {
+  if (!node_) return;
   const Node& n = *node_;
   if (n.kind == Kind::Const) return;
   if (n.kind == Kind::Sym) {

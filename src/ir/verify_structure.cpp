@@ -1,4 +1,6 @@
 // Op-independent structural checks of a graph (verify_structure) and structural equality (graphs_equal).
+#include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -9,50 +11,110 @@
 namespace evoxc {
 namespace {
 
+// A set of pointers with open addressing: the verifier runs on every lower of every program
+// of a population, and node-based hash sets cost more than the rest of the check.
+class PtrSet {
+ public:
+  bool contains(const void* p) const {
+    if (slots_.empty()) return false;
+    for (size_t i = slot(p);; i = (i + 1) & mask_) {
+      if (slots_[i] == p) return true;
+      if (slots_[i] == nullptr) return false;
+    }
+  }
+  void insert(const void* p) {
+    if ((used_ + 1) * 2 > slots_.size()) grow();
+    size_t i = slot(p);
+    while (slots_[i] != nullptr && slots_[i] != kGone && slots_[i] != p) i = (i + 1) & mask_;
+    if (slots_[i] == p) return;
+    if (slots_[i] == nullptr) ++used_;
+    slots_[i] = p;
+  }
+  void erase(const void* p) {
+    if (slots_.empty()) return;
+    for (size_t i = slot(p);; i = (i + 1) & mask_) {
+      if (slots_[i] == nullptr) return;
+      if (slots_[i] == p) {
+        slots_[i] = kGone;  // a tombstone keeps later probes of the chain intact
+        return;
+      }
+    }
+  }
+
+ private:
+  static inline const void* const kGone = reinterpret_cast<const void*>(uintptr_t{1});
+  size_t slot(const void* p) const { return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15ULL >> 7 & mask_; }
+  void grow() {
+    std::vector<const void*> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : old.size() * 2, nullptr);
+    mask_ = slots_.size() - 1;
+    used_ = 0;
+    for (const void* p : old)
+      if (p != nullptr && p != kGone) insert(p);
+  }
+  std::vector<const void*> slots_;
+  size_t mask_ = 0, used_ = 0;
+};
+
 class FunctionVerifier {
  public:
-  explicit FunctionVerifier(const Function& f) : f_(f) { irtext::name_function_values(f, names_); }
+  explicit FunctionVerifier(const Function& f) : f_(f) {}
 
-  void run() { block(f_.entry(), "the body of @" + f_.name()); }
+  void run() { block(f_.entry(), nullptr, 0); }
 
+  // Messages name values as the printer does; the names are computed only for a message.
   std::string describe(const Operation& op) const {
     std::string s = "evoxc." + op.name();
-    if (op.num_results() > 0) s += " (" + irtext::value_name(names_, op.result(0)) + ")";
+    if (op.num_results() > 0) s += " (" + irtext::value_name(names(), op.result(0)) + ")";
     return s + " at " + op.location().to_string() + " in @" + f_.name();
   }
 
  private:
   [[noreturn]] static void fail(const std::string& msg) { throw VerifyError("verify: " + msg); }
 
-  void block(const Block& b, const std::string& what) {
-    std::vector<const Value*> added;
+  const irtext::ValueNames& names() const {
+    if (!names_) {
+      names_.emplace();
+      irtext::name_function_values(f_, *names_);
+    }
+    return *names_;
+  }
+  // "the body of @main" or "region 1 of evoxc.cond (%3) at f.cpp:2:0 in @main".
+  std::string where(const Operation* parent, size_t region) const {
+    if (!parent) return "the body of @" + f_.name();
+    return "region " + std::to_string(region) + " of " + describe(*parent);
+  }
+
+  void block(const Block& b, const Operation* parent, size_t region) {
+    const size_t mark = added_.size();
     for (size_t i = 0; i < b.num_arguments(); ++i) {
       const Value* a = b.argument(i);
       if (a->owner_block() != &b || a->index() != i || a->defining_op() != nullptr)
-        fail("argument " + std::to_string(i) + " of " + what + " does not record this block as its owner");
+        fail("argument " + std::to_string(i) + " of " + where(parent, region) +
+             " does not record this block as its owner");
       visible_.insert(a);
-      added.push_back(a);
+      added_.push_back(a);
     }
     const auto& ops = b.operations();
-    if (ops.empty()) fail(what + " is empty; every block must end with evoxc.return");
+    if (ops.empty()) fail(where(parent, region) + " is empty; every block must end with evoxc.return");
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operation& op = *ops[i];
       if (op.parent_block() != &b) fail(describe(op) + " does not record its parent block");
       for (size_t k = 0; k < op.num_operands(); ++k) {
         const Value* v = op.operand(k);
-        if (!visible_.count(v))
-          fail(describe(op) + ": operand " + std::to_string(k) + " (" + irtext::value_name(names_, v) +
+        if (!visible_.contains(v))
+          fail(describe(op) + ": operand " + std::to_string(k) + " (" + irtext::value_name(names(), v) +
                ") is not defined before this use; it must come from an earlier op or argument of this block or an "
                "enclosing one, not from a later op, a sibling region or another function");
       }
       if (op.is_terminator()) {
         if (i + 1 != ops.size())
-          fail(describe(op) + ": evoxc.return must be the last op of " + what + ", but " +
+          fail(describe(op) + ": evoxc.return must be the last op of " + where(parent, region) + ", but " +
                std::to_string(ops.size() - i - 1) + " op(s) follow it");
         if (op.num_results() != 0 || !op.regions().empty())
           fail(describe(op) + ": evoxc.return must have no results and no regions");
       } else if (i + 1 == ops.size()) {
-        fail(what + " ends with " + describe(op) + "; every block must end with evoxc.return");
+        fail(where(parent, region) + " ends with " + describe(op) + "; every block must end with evoxc.return");
       }
       for (size_t r = 0; r < op.num_results(); ++r) {
         const Value* v = op.result(r);
@@ -62,20 +124,24 @@ class FunctionVerifier {
       for (size_t r = 0; r < op.regions().size(); ++r) {
         if (op.regions()[r]->parent_op() != &op)
           fail(describe(op) + ": region " + std::to_string(r) + " has another parent");
-        block(op.regions()[r]->block(), "region " + std::to_string(r) + " of " + describe(op));
+        block(op.regions()[r]->block(), &op, r);
       }
       // Results become visible only after the op's own regions: a region cannot use them.
       for (const auto& r : op.results()) {
         visible_.insert(r.get());
-        added.push_back(r.get());
+        added_.push_back(r.get());
       }
     }
-    for (const Value* v : added) visible_.erase(v);
+    // Leaving the block hides its values again (the function's own block needs no cleanup).
+    if (parent)
+      for (size_t k = mark; k < added_.size(); ++k) visible_.erase(added_[k]);
+    added_.resize(mark);
   }
 
   const Function& f_;
-  irtext::ValueNames names_;
-  std::unordered_set<const Value*> visible_;
+  mutable std::optional<irtext::ValueNames> names_;
+  PtrSet visible_;
+  std::vector<const Value*> added_;
 };
 
 class Comparer {
@@ -205,14 +271,14 @@ void verify_structure(const Graph& g) {
   for (const auto& f : m.functions()) FunctionVerifier(*f).run();
 
   const Operation& ret = *main->entry().terminator();
-  std::string ret_desc = FunctionVerifier(*main).describe(ret);
+  auto ret_desc = [&] { return FunctionVerifier(*main).describe(ret); };
   const auto& declared = main->result_types();
   if (ret.num_operands() != declared.size())
-    throw VerifyError("verify: " + ret_desc + " returns " + std::to_string(ret.num_operands()) +
+    throw VerifyError("verify: " + ret_desc() + " returns " + std::to_string(ret.num_operands()) +
                       " values, but @main declares " + std::to_string(declared.size()) + " results");
   for (size_t i = 0; i < declared.size(); ++i)
     if (ret.operand(i)->type() != declared[i])
-      throw VerifyError("verify: " + ret_desc + ": operand " + std::to_string(i) + " has type " +
+      throw VerifyError("verify: " + ret_desc() + ": operand " + std::to_string(i) + " has type " +
                         ret.operand(i)->type().to_string() + ", but @main declares result " + std::to_string(i) +
                         " as " + declared[i].to_string());
   size_t in_leaves = g.input_tree().num_leaves();

@@ -169,6 +169,9 @@ std::vector<TensorType> scan_infer_regions(std::span<const TensorType> ops, cons
 
 }  // namespace
 
+// Traits: none. Whether cond, while_loop or scan is linear depends on its regions, and return
+// only hands values on. Samples pass `infer` (the checks that need no regions); a test that
+// builds the op fills its regions itself (tests/ops/control_test.cpp).
 void register_control_ops(OpTable& t) {
   {
     OpDef d;
@@ -183,6 +186,7 @@ void register_control_ops(OpTable& t) {
         "runs one region: operand 0 is a rank-0 bool (region 0 when true, region 1 when false) or an int32/int64 "
         "index (region i, clamped into range); the other operands (any dtype) are every region's block arguments; "
         "every region returns the op's result types";
+    d.sample = [](DType t) { return OpSample{{TensorType(DType::Bool, Shape()), TensorType(t, sample_shape())}, {}}; };
     t.add(std::move(d));
   }
   {
@@ -197,6 +201,7 @@ void register_control_ops(OpTable& t) {
     d.doc =
         "loops while region 0 (carry) -> tensor<i1> is true, replacing the carry with region 1 (carry) -> carry; "
         "operands (any dtype) are the initial carry, results the final carry";
+    d.sample = sample_operands(1);
     t.add(std::move(d));
   }
   {
@@ -213,6 +218,8 @@ void register_control_ops(OpTable& t) {
         "operands carry (num_carry) then xs (any dtype, scanned along axis 0); region (carry, x slices) -> (carry, "
         "y slices) runs length times (reverse: last slice first); results the final carry and ys stacked on a "
         "new leading axis of extent length";
+    // One carry and one xs of scan length 3.
+    d.sample = sample_shapes({sample_shape(), {3, 2}}, {{"num_carry", int64_t{1}}});
     t.add(std::move(d));
   }
   OpDef d;
@@ -224,6 +231,7 @@ void register_control_ops(OpTable& t) {
   d.operand_dtypes = DTypeClass::Any;
   d.infer = [](std::span<const TensorType>, const AttrMap&) { return std::vector<TensorType>{}; };
   d.doc = "ends a block; its operands (any number, any dtype) are the block's results; no results of its own";
+  d.sample = sample_operands(2);
   t.add(std::move(d));
 }
 

@@ -99,6 +99,14 @@ void register_conv_ops(OpTable& t) {
              {"rhs_dilation", AttrKind::Ints},
              {"feature_group_count", AttrKind::Int}};
   d.infer = infer_conv;
+  // Bilinear in input and kernel (JAX: conv_general_dilated's defbilinear); the window attributes are structure.
+  set_linear_each(d, {0, 1});
+  using Ints = std::vector<int64_t>;
+  d.sample = sample_shapes({{1, 2, 5, 5}, {3, 2, 3, 3}}, {{"window_strides", Ints{1, 1}},
+                                                          {"padding", Ints{0, 0, 0, 0}},
+                                                          {"lhs_dilation", Ints{1, 1}},
+                                                          {"rhs_dilation", Ints{1, 1}},
+                                                          {"feature_group_count", int64_t{1}}});
   d.doc =
       "N-d cross-correlation of lhs (N, C, spatial...) with rhs (O, C/groups, window...) -> (N, O, out...); "
       "padding is (low, high) per spatial dim (negative crops), lhs/rhs dilation, feature groups; 2 numeric "

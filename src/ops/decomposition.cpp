@@ -263,66 +263,102 @@ std::vector<TensorType> infer_trace(std::span<const TensorType> ops, const AttrM
 
 }  // namespace
 
+// Traits: dot_general is bilinear; triangular_solve and solve are linear in b with a fixed (JAX
+// transposes them in b only); trace is linear. The factorizations and functions of a matrix are
+// not linear, and no attribute is data except matrix_rank's tolerances, which enter only as a
+// threshold on the singular values (whether one is given is structure). norm's `p` picks a formula.
 void register_decomposition_ops(OpTable& t) {
   using K = AttrKind;
+  using Ints = std::vector<int64_t>;
   const auto F = DTypeClass::Float;
-  t.add(la_op("dot_general", 2, DTypeClass::Numeric,
-              {{"lhs_contracting_dims", K::Ints},
-               {"rhs_contracting_dims", K::Ints},
-               {"lhs_batch_dims", K::Ints},
-               {"rhs_batch_dims", K::Ints}},
-              infer_dot_general,
-              "XLA DotGeneral: sum over paired contracting axes, per paired batch axis; result = batch dims, lhs "
-              "free dims, rhs free dims; 2 numeric operands of one dtype"));
+  // Samples: (3, 3) for ops of square matrices, (3, 2) for any matrix.
+  const Shape sq{3, 3}, tall{3, 2};
+  OpDef& dg =
+      t.add(la_op("dot_general", 2, DTypeClass::Numeric,
+                  {{"lhs_contracting_dims", K::Ints},
+                   {"rhs_contracting_dims", K::Ints},
+                   {"lhs_batch_dims", K::Ints},
+                   {"rhs_batch_dims", K::Ints}},
+                  infer_dot_general,
+                  "XLA DotGeneral: sum over paired contracting axes, per paired batch axis; result = batch dims, "
+                  "lhs free dims, rhs free dims; 2 numeric operands of one dtype"));
+  set_linear_each(dg, {0, 1});
+  dg.sample = sample_shapes({{2, 3}, {3, 4}}, {{"lhs_contracting_dims", Ints{1}},
+                                               {"rhs_contracting_dims", Ints{0}},
+                                               {"lhs_batch_dims", Ints{}},
+                                               {"rhs_batch_dims", Ints{}}});
   t.add(la_op(
-      "cholesky", 1, F, {{"lower", K::Bool}},
-      [](std::span<const TensorType> ops, const AttrMap& a) {
-        attr_bool(a, "lower", "cholesky");
-        return infer_same_square("cholesky", ops);
-      },
-      "Cholesky factor of (..., N, N) reading the triangle `lower` names; not positive definite: NaN; float"));
-  t.add(la_op("triangular_solve", 2, F,
-              {{"left_side", K::Bool}, {"lower", K::Bool}, {"transpose_a", K::Bool}, {"unit_diagonal", K::Bool}},
-              infer_triangular_solve,
-              "solves op(a) x = b (left_side) or x op(a) = b with a triangular (..., M, M); float"));
-  t.add(la_op("solve", 2, F, {}, infer_solve, "solves a x = b for (..., N, N) a and (..., N, K) b by LU; float"));
+            "cholesky", 1, F, {{"lower", K::Bool}},
+            [](std::span<const TensorType> ops, const AttrMap& a) {
+              attr_bool(a, "lower", "cholesky");
+              return infer_same_square("cholesky", ops);
+            },
+            "Cholesky factor of (..., N, N) reading the triangle `lower` names; not positive definite: NaN; float"))
+      .sample = sample_shapes({sq}, {{"lower", true}});
+  OpDef& ts = t.add(la_op(
+      "triangular_solve", 2, F,
+      {{"left_side", K::Bool}, {"lower", K::Bool}, {"transpose_a", K::Bool}, {"unit_diagonal", K::Bool}},
+      infer_triangular_solve, "solves op(a) x = b (left_side) or x op(a) = b with a triangular (..., M, M); float"));
+  set_linear_each(ts, {1});
+  ts.sample = sample_shapes({sq, {3, 2}},
+                            {{"left_side", true}, {"lower", true}, {"transpose_a", false}, {"unit_diagonal", false}});
+  OpDef& solve =
+      t.add(la_op("solve", 2, F, {}, infer_solve, "solves a x = b for (..., N, N) a and (..., N, K) b by LU; float"));
+  set_linear_each(solve, {1});
+  solve.sample = sample_shapes({sq, {3, 2}});
   t.add(la_op("lu", 1, F, {}, infer_lu,
               "LU with partial pivoting of (..., M, N): lu, pivots int32 (..., min(M, N)), permutation int32 "
-              "(..., M); float"));
-  t.add(la_op("qr", 1, F, {{"full_matrices", K::Bool}}, infer_qr, "QR of (..., M, N): q, r; float"));
+              "(..., M); float"))
+      .sample = sample_shapes({sq});
+  t.add(la_op("qr", 1, F, {{"full_matrices", K::Bool}}, infer_qr, "QR of (..., M, N): q, r; float")).sample =
+      sample_shapes({tall}, {{"full_matrices", false}});
   t.add(la_op("eigh", 1, F, {{"lower", K::Bool}}, infer_eigh,
-              "symmetric eigendecomposition of (..., N, N): eigenvalues ascending, eigenvectors as columns; float"));
+              "symmetric eigendecomposition of (..., N, N): eigenvalues ascending, eigenvectors as columns; float"))
+      .sample = sample_shapes({sq}, {{"lower", true}});
   t.add(la_op("svd", 1, F, {{"full_matrices", K::Bool}, {"compute_uv", K::Bool}}, infer_svd,
-              "SVD of (..., M, N): u, s (descending), vh, or s only; float"));
+              "SVD of (..., M, N): u, s (descending), vh, or s only; float"))
+      .sample = sample_shapes({tall}, {{"full_matrices", false}, {"compute_uv", true}});
   t.add(la_op(
-      "inv", 1, F, {}, [](std::span<const TensorType> ops, const AttrMap&) { return infer_same_square("inv", ops); },
-      "inverse of (..., N, N) by LU; float"));
+            "inv", 1, F, {},
+            [](std::span<const TensorType> ops, const AttrMap&) { return infer_same_square("inv", ops); },
+            "inverse of (..., N, N) by LU; float"))
+      .sample = sample_shapes({sq});
   t.add(la_op(
-      "det", 1, F, {},
-      [](std::span<const TensorType> ops, const AttrMap&) {
-        require_square("det", ops[0]);
-        return std::vector<TensorType>{TensorType(ops[0].dtype, batch_of(ops[0].shape, 2))};
-      },
-      "determinant of (..., N, N) by LU; float"));
+            "det", 1, F, {},
+            [](std::span<const TensorType> ops, const AttrMap&) {
+              require_square("det", ops[0]);
+              return std::vector<TensorType>{TensorType(ops[0].dtype, batch_of(ops[0].shape, 2))};
+            },
+            "determinant of (..., N, N) by LU; float"))
+      .sample = sample_shapes({sq});
   t.add(la_op(
-      "slogdet", 1, F, {},
-      [](std::span<const TensorType> ops, const AttrMap&) {
-        require_square("slogdet", ops[0]);
-        TensorType r(ops[0].dtype, batch_of(ops[0].shape, 2));
-        return std::vector<TensorType>{r, r};
-      },
-      "sign and log|det| of (..., N, N) by LU; float"));
-  t.add(la_op("matrix_rank", 1, F, {{"tol", K::Float, false}, {"rtol", K::Float, false}}, infer_matrix_rank,
-              "number of singular values above tol (or rtol * largest); int64 (...); float"));
+            "slogdet", 1, F, {},
+            [](std::span<const TensorType> ops, const AttrMap&) {
+              require_square("slogdet", ops[0]);
+              TensorType r(ops[0].dtype, batch_of(ops[0].shape, 2));
+              return std::vector<TensorType>{r, r};
+            },
+            "sign and log|det| of (..., N, N) by LU; float"))
+      .sample = sample_shapes({sq});
+  OpDef& rank =
+      t.add(la_op("matrix_rank", 1, F, {{"tol", K::Float, false}, {"rtol", K::Float, false}}, infer_matrix_rank,
+                  "number of singular values above tol (or rtol * largest); int64 (...); float"));
+  rank.data_attrs = {"tol", "rtol"};
+  rank.sample = sample_shapes({tall});
   t.add(la_op("norm", 1, F, {{"ord", K::String}, {"p", K::Float, false}}, infer_norm,
               "ord \"vector\" with float p: vector p-norm over the last axis; ord fro|nuc|1|2|inf|-1|-2|-inf: "
-              "matrix norm over the last two axes; float"));
+              "matrix norm over the last two axes; float"))
+      .sample = sample_shapes({tall}, {{"ord", std::string("fro")}});
   t.add(la_op(
-      "matrix_exp", 1, F, {},
-      [](std::span<const TensorType> ops, const AttrMap&) { return infer_same_square("matrix_exp", ops); },
-      "matrix exponential of (..., N, N) by scaling and squaring with a degree-13 Pade approximant; float"));
-  t.add(la_op("trace", 1, DTypeClass::Numeric, {{"offset", K::Int}, {"axis1", K::Int}, {"axis2", K::Int}}, infer_trace,
-              "numpy.trace: sum of the offset diagonal over axis1/axis2, which are removed; numeric"));
+            "matrix_exp", 1, F, {},
+            [](std::span<const TensorType> ops, const AttrMap&) { return infer_same_square("matrix_exp", ops); },
+            "matrix exponential of (..., N, N) by scaling and squaring with a degree-13 Pade approximant; float"))
+      .sample = sample_shapes({sq});
+  OpDef& tr =
+      t.add(la_op("trace", 1, DTypeClass::Numeric, {{"offset", K::Int}, {"axis1", K::Int}, {"axis2", K::Int}},
+                  infer_trace, "numpy.trace: sum of the offset diagonal over axis1/axis2, which are removed; numeric"));
+  set_linear(tr, {0});
+  tr.sample = sample_shapes({sq}, {{"offset", int64_t{0}}, {"axis1", int64_t{0}}, {"axis2", int64_t{1}}});
 }
 
 }  // namespace evoxc::ops_detail

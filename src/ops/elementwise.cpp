@@ -1,4 +1,6 @@
 // Elementwise op families: unary math, broadcasting binaries, comparisons, select, clamp and conversions.
+// Every op here is elementwise; the few linear ones say so in their table row (JAX's deflinear/defbilinear).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -7,10 +9,30 @@
 namespace evoxc::ops_detail {
 namespace {
 
+// How an op is linear (OpDef::linear_operands, linear_each), as JAX's ad rules have it.
+enum class Lin : uint8_t {
+  None,
+  Joint,  // in all operands jointly: neg, add, subtract (ad.deflinear)
+  Each,   // in each operand alone: multiply (ad.defbilinear)
+  First,  // in operand 0 alone: divide, x / y with y fixed
+};
+
 struct NameDoc {
   const char* name;
   const char* what;
+  Lin lin = Lin::None;
 };
+
+void set_linearity(OpDef& d, Lin lin, int n) {
+  std::vector<int> all;
+  for (int i = 0; i < n; ++i) all.push_back(i);
+  switch (lin) {
+    case Lin::None: break;
+    case Lin::Joint: set_linear(d, all); break;
+    case Lin::Each: set_linear_each(d, all); break;
+    case Lin::First: set_linear_each(d, {0}); break;
+  }
+}
 
 TensorType same_type(std::span<const TensorType> ops, const AttrMap&) { return ops[0]; }
 
@@ -28,6 +50,9 @@ OpDef& unary(OpTable& t, const NameDoc& nd, DTypeClass cls, bool to_bool = false
   };
   d.doc = std::string(nd.what) + "; 1 " + dtype_class_name(cls) + " operand -> " +
           (to_bool ? "bool, same shape" : "same type");
+  d.elementwise = true;
+  set_linearity(d, nd.lin, 1);
+  d.sample = sample_operands(1);
   return t.add(std::move(d));
 }
 
@@ -51,6 +76,9 @@ void binary(OpTable& t, const NameDoc& nd, OpCategory cat, DTypeClass cls, bool 
   };
   d.doc = std::string(nd.what) + "; 2 " + dtype_class_name(cls) + " operands of one dtype, broadcast -> " +
           (to_bool ? "bool" : "same dtype");
+  d.elementwise = true;
+  set_linearity(d, nd.lin, 2);
+  d.sample = sample_operands(2);
   t.add(std::move(d));
 }
 
@@ -92,7 +120,7 @@ constexpr NameDoc kUnaryFloat[] = {
 };
 
 constexpr NameDoc kUnaryNumeric[] = {
-    {"neg", "-x (ints wrap)"},
+    {"neg", "-x (ints wrap)", Lin::Joint},
     {"abs", "|x| (abs(INT_MIN) wraps to INT_MIN)"},
     {"sign", "-1, 0 or 1 (sign(+-0) is +-0, sign(NaN) is NaN)"},
     {"square", "x * x"},
@@ -106,10 +134,10 @@ constexpr NameDoc kUnaryPredicates[] = {
 };
 
 constexpr NameDoc kBinaryNumeric[] = {
-    {"add", "a + b (ints wrap)"},
-    {"subtract", "a - b (ints wrap)"},
-    {"multiply", "a * b (ints wrap)"},
-    {"divide", "a / b (ints truncate; x/0 is -1)"},
+    {"add", "a + b (ints wrap)", Lin::Joint},
+    {"subtract", "a - b (ints wrap)", Lin::Joint},
+    {"multiply", "a * b (ints wrap)", Lin::Each},
+    {"divide", "a / b (ints truncate; x/0 is -1)", Lin::First},
     {"floor_divide", "a / b rounded toward -inf (x//0 is -1)"},
     {"remainder", "remainder with the divisor's sign (x%0 is x)"},
     {"fmod", "remainder with the dividend's sign (x%0 is x)"},
@@ -152,6 +180,8 @@ void register_unary(OpTable& t) {
   for (const NameDoc& nd : kUnaryFloat) unary(t, nd, DTypeClass::Float);
   OpDef& gelu = unary(t, {"gelu", "Gaussian error linear unit (approximate: tanh form)"}, DTypeClass::Float);
   gelu.attrs = {{"approximate", AttrKind::Bool}};
+  // `approximate` picks a formula, so it is structure, not data.
+  gelu.sample = sample_operands(1, {{"approximate", true}});
   for (const NameDoc& nd : kUnaryNumeric) unary(t, nd, DTypeClass::Numeric);
   for (const NameDoc& nd : kUnaryPredicates) unary(t, nd, DTypeClass::Any, /*to_bool=*/true);
   unary(t, {"logical_not", "not x"}, DTypeClass::Bool);
@@ -159,6 +189,9 @@ void register_unary(OpTable& t) {
   unary(t, {"popcount", "number of set bits"}, DTypeClass::Int);
   OpDef& ntn = unary(t, {"nan_to_num", "NaN -> nan, +inf -> posinf, -inf -> neginf"}, DTypeClass::Float);
   ntn.attrs = {{"nan", AttrKind::Float}, {"posinf", AttrKind::Float}, {"neginf", AttrKind::Float}};
+  // The replacement values enter the result only as values.
+  ntn.data_attrs = {"nan", "posinf", "neginf"};
+  ntn.sample = sample_operands(1, {{"nan", 0.0}, {"posinf", 1.0}, {"neginf", -1.0}});
 }
 
 void register_binary(OpTable& t) {
@@ -184,6 +217,14 @@ void register_other(OpTable& t) {
     return std::vector<TensorType>{TensorType(ops[1].dtype, broadcast_all("select", ops))};
   };
   sel.doc = "pred ? on_true : on_false; pred bool, on_true and on_false one dtype (any), broadcast of all three";
+  sel.elementwise = true;
+  // Jointly linear in the two branches for a fixed predicate (JAX: select_n's transpose).
+  set_linear(sel, {1, 2});
+  sel.sample = [](DType t) {
+    OpSample s = sample_operands(3)(t);
+    s.operands[0].dtype = DType::Bool;
+    return s;
+  };
   t.add(std::move(sel));
 
   OpDef clamp;
@@ -196,6 +237,8 @@ void register_other(OpTable& t) {
     return std::vector<TensorType>{TensorType(ops[0].dtype, broadcast_all("clamp", ops))};
   };
   clamp.doc = "min(max(x, lo), hi), NaN propagating; x, lo, hi numeric of one dtype, broadcast of all three";
+  clamp.elementwise = true;
+  clamp.sample = sample_operands(3);
   t.add(std::move(clamp));
 
   OpDef cvt;
@@ -208,6 +251,11 @@ void register_other(OpTable& t) {
     return std::vector<TensorType>{TensorType(attr_dtype(attrs, "dtype", "convert"), ops[0].shape)};
   };
   cvt.doc = "converts values to `dtype` (float->int saturates, NaN->0; ints wrap); any dtype -> same shape, `dtype`";
+  cvt.elementwise = true;
+  // Linear between float dtypes, as JAX's convert_element_type (ad.deflinear2): its rounding is the
+  // rounding every float op has. To or from int and bool there is no tangent to carry.
+  set_linear(cvt, {0});
+  cvt.sample = sample_operands(1, {{"dtype", DType::F32}});
   t.add(std::move(cvt));
 
   OpDef bc;
@@ -227,6 +275,12 @@ void register_other(OpTable& t) {
     return std::vector<TensorType>{TensorType(to, ops[0].shape)};
   };
   bc.doc = "reinterprets the bits as `dtype` of the same width; numeric (non-bool) -> same shape, `dtype`";
+  bc.elementwise = true;
+  // A target of the operand's width, chosen by width alone so the sample never leans on this op's own rule.
+  bc.sample = [](DType t) {
+    DType to = size_of(t) == 1 ? DType::U8 : size_of(t) == 2 ? DType::I16 : size_of(t) == 4 ? DType::F32 : DType::F64;
+    return sample_operands(1, {{"dtype", to}})(t);
+  };
   t.add(std::move(bc));
 }
 

@@ -131,18 +131,43 @@ std::vector<TensorType> infer_dynamic_update_slice(std::span<const TensorType> o
 
 }  // namespace
 
+// Traits: gather and dynamic_slice are linear in the operand, dynamic_update_slice jointly in
+// operand and update (the starts and indices are ints). scatter is jointly linear in operand
+// and updates for mode "set" (each result element is one of them) and "add", but not for "mul",
+// "min" or "max"; a trait must hold for every attribute value, so it lists none and a transpose
+// rule for scatter reads the mode itself. No attribute is data.
 void register_indexing_ops(OpTable& t) {
-  t.add(indexing_op("gather", 2, 2, {{"axes", AttrKind::Ints}}, infer_gather,
-                    "operand[indices[b..., :] on `axes`, the other axes whole] -> indices.shape[:-1] + non-indexed "
-                    "extents; indices clamp into range; any dtype, integer indices"));
+  using Ints = std::vector<int64_t>;
+  const Shape x{4, 3};
+  const TensorType i32_scalar(DType::I32, Shape());
+  OpDef& gather = t.add(indexing_op("gather", 2, 2, {{"axes", AttrKind::Ints}}, infer_gather,
+                                    "operand[indices[b..., :] on `axes`, the other axes whole] -> indices.shape[:-1] + "
+                                    "non-indexed extents; indices clamp into range; any dtype, integer indices"));
+  set_linear(gather, {0});
+  gather.sample = [x](DType t) {
+    return OpSample{{TensorType(t, x), TensorType(DType::I64, {2, 1})}, {{"axes", Ints{0}}}};
+  };
   t.add(indexing_op("scatter", 3, 3, {{"axes", AttrKind::Ints}, {"mode", AttrKind::String}}, infer_scatter,
                     "operand with updates written (mode set/add/mul/min/max) at gather's positions; out-of-range "
-                    "rows dropped, set: last in row-major order wins; any dtype, integer indices"));
-  t.add(indexing_op("dynamic_slice", 1, -1, {{"slice_sizes", AttrKind::Ints}}, infer_dynamic_slice,
-                    "a `slice_sizes` window at rank-0 integer starts (one per axis), clamped into range; any dtype"));
-  t.add(indexing_op("dynamic_update_slice", 2, -1, {}, infer_dynamic_update_slice,
-                    "operand with `update` written at rank-0 integer starts (one per axis), clamped into range; any "
-                    "dtype"));
+                    "rows dropped, set: last in row-major order wins; any dtype, integer indices"))
+      .sample = [x](DType t) {
+    return OpSample{{TensorType(t, x), TensorType(DType::I64, {2, 1}), TensorType(t, {2, 3})},
+                    {{"axes", Ints{0}}, {"mode", std::string("set")}}};
+  };
+  OpDef& ds = t.add(
+      indexing_op("dynamic_slice", 1, -1, {{"slice_sizes", AttrKind::Ints}}, infer_dynamic_slice,
+                  "a `slice_sizes` window at rank-0 integer starts (one per axis), clamped into range; any dtype"));
+  set_linear(ds, {0});
+  ds.sample = [x, i32_scalar](DType t) {
+    return OpSample{{TensorType(t, x), i32_scalar, i32_scalar}, {{"slice_sizes", Ints{2, 2}}}};
+  };
+  OpDef& dus = t.add(indexing_op("dynamic_update_slice", 2, -1, {}, infer_dynamic_update_slice,
+                                 "operand with `update` written at rank-0 integer starts (one per axis), clamped into "
+                                 "range; any dtype"));
+  set_linear(dus, {0, 1});
+  dus.sample = [x, i32_scalar](DType t) {
+    return OpSample{{TensorType(t, x), TensorType(t, {2, 2}), i32_scalar, i32_scalar}, {}};
+  };
 }
 
 }  // namespace evoxc::ops_detail

@@ -245,52 +245,85 @@ std::vector<TensorType> infer_linspace(std::span<const TensorType>, const AttrMa
 
 }  // namespace
 
+// Traits: pad, tril, triu, diagonal, flip, roll, tile and repeat only move, copy, drop or zero
+// elements, so each is linear in its operand; pad is jointly linear in x and the padding value
+// (JAX's pad transpose gives both a cotangent), which holds in every mode since the other modes
+// take x alone. one_hot reads ints; arange and linspace take no operands. Data attributes:
+// linspace's start and stop (they enter only as values); arange's start, stop and step set the
+// length, and the other attributes are extents, axes, counts or a mode, all structure.
 void register_layout_ops(OpTable& t) {
   const AttrKind I = AttrKind::Int, Is = AttrKind::Ints;
-  t.add(layout_op("pad", 1, 2, DTypeClass::Any,
-                  {{"low", Is}, {"high", Is}, {"interior", Is, false}, {"mode", AttrKind::String}}, infer_pad,
-                  "numpy.pad: result[j] = x[map(j - low)] per axis with extent low + n + high (+ interior gaps); "
-                  "negative low/high crop; mode constant (2nd operand: rank-0 value), edge, reflect, symmetric; any "
-                  "dtype"));
-  t.add(layout_op(
+  using Ints = std::vector<int64_t>;
+  const Shape x{4, 3}, sq{3, 3};
+  OpDef& pad =
+      t.add(layout_op("pad", 1, 2, DTypeClass::Any,
+                      {{"low", Is}, {"high", Is}, {"interior", Is, false}, {"mode", AttrKind::String}}, infer_pad,
+                      "numpy.pad: result[j] = x[map(j - low)] per axis with extent low + n + high (+ interior "
+                      "gaps); negative low/high crop; mode constant (2nd operand: rank-0 value), edge, reflect, "
+                      "symmetric; any dtype"));
+  set_linear(pad, {0, 1});
+  pad.sample = sample_shapes({x, {}}, {{"low", Ints{1, 0}}, {"high", Ints{0, 1}}, {"mode", std::string("constant")}});
+  OpDef& tril = t.add(layout_op(
       "tril", 1, 1, DTypeClass::Any, {{"k", I}},
       [](std::span<const TensorType> o, const AttrMap& a) { return infer_tri("tril", o, a); },
       "zeroes elements above diagonal k of the last two axes (kept where j - i <= k); any dtype, rank >= 2"));
-  t.add(layout_op(
+  set_linear(tril, {0});
+  tril.sample = sample_shapes({sq}, {{"k", int64_t{0}}});
+  OpDef& triu = t.add(layout_op(
       "triu", 1, 1, DTypeClass::Any, {{"k", I}},
       [](std::span<const TensorType> o, const AttrMap& a) { return infer_tri("triu", o, a); },
       "zeroes elements below diagonal k of the last two axes (kept where j - i >= k); any dtype, rank >= 2"));
-  t.add(layout_op("diagonal", 1, 1, DTypeClass::Any, {{"offset", I}, {"axis1", I}, {"axis2", I}}, infer_diagonal,
-                  "numpy.diagonal: removes axis1 and axis2 (non-negative, distinct) and appends the diagonal "
-                  "x[.., i, .., i + offset, ..]; any dtype"));
-  t.add(layout_op("flip", 1, 1, DTypeClass::Any, {{"axes", Is}}, infer_flip,
-                  "reverses the order of elements along each of `axes` (sorted, unique); any dtype"));
-  t.add(layout_op("roll", 1, 1, DTypeClass::Any, {{"shifts", Is}, {"axes", Is}}, infer_roll,
-                  "numpy.roll: result[(i + shift) mod n] = x[i] along each of `axes` (sorted, unique); any dtype"));
-  t.add(layout_op("tile", 1, 1, DTypeClass::Any, {{"reps", Is}}, infer_tile,
-                  "numpy.tile with one rep (>= 0) per axis: extents reps[i] * n[i]; any dtype"));
-  t.add(layout_op("repeat", 1, 1, DTypeClass::Any, {{"repeats", Is}, {"axis", I}}, infer_repeat,
-                  "numpy.repeat along `axis`: one count (>= 0) for every element, or one per element of a static "
-                  "axis; any dtype"));
+  set_linear(triu, {0});
+  triu.sample = sample_shapes({sq}, {{"k", int64_t{0}}});
+  OpDef& diag =
+      t.add(layout_op("diagonal", 1, 1, DTypeClass::Any, {{"offset", I}, {"axis1", I}, {"axis2", I}}, infer_diagonal,
+                      "numpy.diagonal: removes axis1 and axis2 (non-negative, distinct) and appends the "
+                      "diagonal x[.., i, .., i + offset, ..]; any dtype"));
+  set_linear(diag, {0});
+  diag.sample = sample_shapes({sq}, {{"offset", int64_t{0}}, {"axis1", int64_t{0}}, {"axis2", int64_t{1}}});
+  OpDef& flip = t.add(layout_op("flip", 1, 1, DTypeClass::Any, {{"axes", Is}}, infer_flip,
+                                "reverses the order of elements along each of `axes` (sorted, unique); any dtype"));
+  set_linear(flip, {0});
+  flip.sample = sample_shapes({x}, {{"axes", Ints{0}}});
+  OpDef& roll =
+      t.add(layout_op("roll", 1, 1, DTypeClass::Any, {{"shifts", Is}, {"axes", Is}}, infer_roll,
+                      "numpy.roll: result[(i + shift) mod n] = x[i] along each of `axes` (sorted, unique); any dtype"));
+  set_linear(roll, {0});
+  roll.sample = sample_shapes({x}, {{"shifts", Ints{1}}, {"axes", Ints{0}}});
+  OpDef& tile = t.add(layout_op("tile", 1, 1, DTypeClass::Any, {{"reps", Is}}, infer_tile,
+                                "numpy.tile with one rep (>= 0) per axis: extents reps[i] * n[i]; any dtype"));
+  set_linear(tile, {0});
+  tile.sample = sample_shapes({x}, {{"reps", Ints{2, 1}}});
+  OpDef& repeat = t.add(layout_op("repeat", 1, 1, DTypeClass::Any, {{"repeats", Is}, {"axis", I}}, infer_repeat,
+                                  "numpy.repeat along `axis`: one count (>= 0) for every element, or one per element "
+                                  "of a static axis; any dtype"));
+  set_linear(repeat, {0});
+  repeat.sample = sample_shapes({x}, {{"repeats", Ints{2}}, {"axis", int64_t{0}}});
   t.add(layout_op("one_hot", 1, 1, DTypeClass::Int, {{"num_classes", I}, {"dtype", AttrKind::DType}}, infer_one_hot,
                   "appends an axis of num_classes: 1 where the class equals the index, else 0 (out-of-range indices "
-                  "give a zero row); int operand -> `dtype`"));
+                  "give a zero row); int operand -> `dtype`"))
+      .sample = sample_shapes({{3}}, {{"num_classes", int64_t{4}}, {"dtype", DType::F32}});
   const AttrKind F = AttrKind::Float;
   t.add(layout_op("arange", 0, 0, DTypeClass::Any,
                   {{"start", F, true, {I}}, {"stop", F, true, {I}}, {"step", F, true, {I}}, {"dtype", AttrKind::DType}},
                   infer_arange,
                   "numpy.arange: ceil((stop - start) / step) values start + i * step; no operands -> numeric `dtype`",
-                  OpCategory::Creation));
-  t.add(layout_op("linspace", 0, 0, DTypeClass::Any,
-                  {{"start", F, true, {I}},
-                   {"stop", F, true, {I}},
-                   {"num", I},
-                   {"endpoint", AttrKind::Bool},
-                   {"dtype", AttrKind::DType}},
-                  infer_linspace,
-                  "numpy.linspace: num values start + i * step, step = (stop - start) / (num - endpoint), the last "
-                  "exactly stop with endpoint; ints floor; no operands -> numeric `dtype`",
-                  OpCategory::Creation));
+                  OpCategory::Creation))
+      .sample =
+      sample_operands(0, {{"start", int64_t{0}}, {"stop", int64_t{5}}, {"step", int64_t{1}}, {"dtype", DType::F32}});
+  OpDef& lin = t.add(layout_op("linspace", 0, 0, DTypeClass::Any,
+                               {{"start", F, true, {I}},
+                                {"stop", F, true, {I}},
+                                {"num", I},
+                                {"endpoint", AttrKind::Bool},
+                                {"dtype", AttrKind::DType}},
+                               infer_linspace,
+                               "numpy.linspace: num values start + i * step, step = (stop - start) / (num - endpoint), "
+                               "the last exactly stop with endpoint; ints floor; no operands -> numeric `dtype`",
+                               OpCategory::Creation));
+  lin.data_attrs = {"start", "stop"};
+  lin.sample = sample_operands(
+      0, {{"start", 0.0}, {"stop", 1.0}, {"num", int64_t{5}}, {"endpoint", true}, {"dtype", DType::F32}});
 }
 
 }  // namespace evoxc::ops_detail

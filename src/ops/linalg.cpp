@@ -46,6 +46,9 @@ void register_linalg_ops(OpTable& t) {
   d.min_operands = d.max_operands = 2;
   d.operand_dtypes = DTypeClass::Numeric;
   d.infer = infer_dot;
+  // Bilinear: linear in each operand with the other fixed (JAX: dot_general's defbilinear).
+  set_linear_each(d, {0, 1});
+  d.sample = sample_shapes({{2, 3}, {3, 4}});
   d.doc =
       "numpy matmul: 1-D.1-D -> scalar, (..., n, k).(..., k, m) with broadcast batch dims, a 1-D operand "
       "gains and loses a unit dim; 2 numeric operands of one dtype, rank >= 1";

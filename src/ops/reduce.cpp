@@ -1,4 +1,5 @@
 // Reduction op family: reduce_* over sorted axes, and argmax/argmin over one axis.
+// None is elementwise and no attribute is data (axes and keepdims shape the result).
 #include <string>
 #include <vector>
 
@@ -7,7 +8,8 @@
 namespace evoxc::ops_detail {
 namespace {
 
-void reduction(OpTable& t, const char* name, DTypeClass cls, const char* what) {
+// `linear`: reduce_sum and reduce_mean (sum / n, n fixed by the type) are linear in their operand.
+void reduction(OpTable& t, const char* name, DTypeClass cls, const char* what, bool linear = false) {
   OpDef d;
   d.name = name;
   d.category = OpCategory::Reduction;
@@ -22,6 +24,8 @@ void reduction(OpTable& t, const char* name, DTypeClass cls, const char* what) {
   };
   d.doc = std::string(what) + " over `axes` (sorted, unique, non-negative), `keepdims`; 1 " + dtype_class_name(cls) +
           " operand -> same dtype";
+  if (linear) set_linear(d, {0});
+  d.sample = sample_operands(1, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
   t.add(std::move(d));
 }
 
@@ -47,17 +51,18 @@ void arg_reduction(OpTable& t, const char* name, const char* what) {
   };
   d.doc = std::string(what) + " along `axis`, first on ties, NaN counts as extreme; numeric or bool -> `index_dtype` " +
           "(int32/int64)";
+  d.sample = sample_operands(1, {{"axis", int64_t{0}}, {"keepdims", false}, {"index_dtype", DType::I64}});
   t.add(std::move(d));
 }
 
 }  // namespace
 
 void register_reduce_ops(OpTable& t) {
-  reduction(t, "reduce_sum", DTypeClass::Numeric, "sum (empty: 0)");
+  reduction(t, "reduce_sum", DTypeClass::Numeric, "sum (empty: 0)", /*linear=*/true);
   reduction(t, "reduce_prod", DTypeClass::Numeric, "product (empty: 1)");
   reduction(t, "reduce_max", DTypeClass::Any, "maximum (empty: the lowest value)");
   reduction(t, "reduce_min", DTypeClass::Any, "minimum (empty: the highest value)");
-  reduction(t, "reduce_mean", DTypeClass::Float, "mean (empty: NaN)");
+  reduction(t, "reduce_mean", DTypeClass::Float, "mean (empty: NaN)", /*linear=*/true);
   reduction(t, "reduce_any", DTypeClass::Bool, "logical or (empty: false)");
   reduction(t, "reduce_all", DTypeClass::Bool, "logical and (empty: true)");
   arg_reduction(t, "argmax", "index of the maximum");

@@ -56,6 +56,38 @@ void check_shape_attr(const std::string& op, const std::string& attr, const Shap
                        s.to_string() + "); resolve -1 before building the op");
 }
 
+namespace {
+void add_sorted(std::vector<int>& to, const std::vector<int>& from) {
+  for (int i : from)
+    if (std::find(to.begin(), to.end(), i) == to.end()) to.push_back(i);
+  std::sort(to.begin(), to.end());
+}
+}  // namespace
+
+void set_linear(OpDef& d, std::vector<int> operands) {
+  d.linear_each.clear();
+  add_sorted(d.linear_each, operands);
+  d.linear_operands = std::move(operands);
+}
+
+void set_linear_each(OpDef& d, const std::vector<int>& operands) { add_sorted(d.linear_each, operands); }
+
+Shape sample_shape() { return Shape{2, 1}; }
+
+SampleFn sample_operands(int n, AttrMap attrs) {
+  return [n, attrs = std::move(attrs)](DType t) {
+    return OpSample{std::vector<TensorType>(static_cast<size_t>(n), TensorType(t, sample_shape())), attrs};
+  };
+}
+
+SampleFn sample_shapes(std::vector<Shape> shapes, AttrMap attrs) {
+  return [shapes = std::move(shapes), attrs = std::move(attrs)](DType t) {
+    OpSample s{{}, attrs};
+    for (const Shape& sh : shapes) s.operands.emplace_back(t, sh);
+    return s;
+  };
+}
+
 }  // namespace ops_detail
 
 namespace {
@@ -206,7 +238,8 @@ std::vector<TensorType> OpDef::infer_types(std::span<const TensorType> operands,
   std::vector<TensorType> r = infer_result_types(*this, operands, attrs);
   if (!infer_regions) return r;
   if (op == nullptr)
-    throw InternalError("op '" + name + "' infers its results from its regions: build it with Builder::create_detached");
+    throw InternalError("op '" + name +
+                        "' infers its results from its regions: build it with Builder::create_detached");
   return infer_regions(operands, attrs, *op);
 }
 

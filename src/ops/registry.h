@@ -51,4 +51,19 @@ Shape reduced_shape(const Shape& in, const std::vector<int64_t>& axes, bool keep
 // ShapeError when a shape attribute has a negative constant extent (the tracer resolves -1).
 void check_shape_attr(const std::string& op, const std::string& attr, const Shape& s);
 
+// ---- traits and samples, set by the family helpers ----
+
+// Linear in `operands` jointly (add: {0, 1}), replacing what a family helper set; linear_each
+// becomes the same list (it is a superset), so call set_linear_each after this one.
+void set_linear(OpDef& d, std::vector<int> operands);
+// Linear in each of `operands` alone with the others fixed (multiply: {0, 1}; divide: {0}).
+void set_linear_each(OpDef& d, const std::vector<int>& operands);
+
+// The shape of sample operands where any shape will do: (2, 1), so broadcasting meets a unit extent.
+Shape sample_shape();
+// The sample of an op that needs nothing more: `n` operands of dtype t and sample_shape(), and `attrs`.
+SampleFn sample_operands(int n, AttrMap attrs = {});
+// One operand of dtype t per shape of `shapes`, and `attrs`.
+SampleFn sample_shapes(std::vector<Shape> shapes, AttrMap attrs = {});
+
 }  // namespace evoxc::ops_detail

@@ -1,4 +1,5 @@
 // OpDefs for cumsum, cumprod, cummax, cummin and reduce_logsumexp.
+// Of these only cumsum is linear (JAX: cumsum's transpose is a reversed cumsum); no attribute is data.
 #include <string>
 #include <vector>
 
@@ -7,7 +8,7 @@
 namespace evoxc::ops_detail {
 namespace {
 
-void scan(OpTable& t, const char* name, DTypeClass cls, const char* what) {
+OpDef& scan(OpTable& t, const char* name, DTypeClass cls, const char* what) {
   OpDef d;
   d.name = name;
   d.category = OpCategory::Reduction;
@@ -24,13 +25,14 @@ void scan(OpTable& t, const char* name, DTypeClass cls, const char* what) {
   };
   d.doc = std::string(what) + " along `axis` (non-negative), from the end with `reverse`; 1 " + dtype_class_name(cls) +
           " operand -> same type";
-  t.add(std::move(d));
+  d.sample = sample_operands(1, {{"axis", int64_t{0}}, {"reverse", false}});
+  return t.add(std::move(d));
 }
 
 }  // namespace
 
 void register_scan_ops(OpTable& t) {
-  scan(t, "cumsum", DTypeClass::Numeric, "inclusive running sum (ints wrap)");
+  set_linear(scan(t, "cumsum", DTypeClass::Numeric, "inclusive running sum (ints wrap)"), {0});
   scan(t, "cumprod", DTypeClass::Numeric, "inclusive running product (ints wrap)");
   scan(t, "cummax", DTypeClass::Any, "inclusive running maximum (NaN propagates)");
   scan(t, "cummin", DTypeClass::Any, "inclusive running minimum (NaN propagates)");
@@ -49,6 +51,7 @@ void register_scan_ops(OpTable& t) {
   d.doc =
       "log(sum(exp(x))) over `axes` (sorted, unique, non-negative), `keepdims`, with the maximum subtracted (empty or "
       "all -inf: -inf; any +inf: +inf; NaN propagates); 1 float operand -> same dtype";
+  d.sample = sample_operands(1, {{"axes", std::vector<int64_t>{0}}, {"keepdims", false}});
   t.add(std::move(d));
 }
 

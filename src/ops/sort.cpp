@@ -77,18 +77,26 @@ std::vector<TensorType> infer_searchsorted(std::span<const TensorType> ops, cons
 
 }  // namespace
 
+// Traits: none. A sort's permutation depends on the keys, so it is linear in nothing (only in
+// the non-key operands for fixed keys, which a trait cannot say since num_keys is an attribute);
+// argsort and searchsorted give ints. No attribute is data.
 void register_sort_ops(OpTable& t) {
+  const Shape x{4, 3};
   t.add(sort_op("sort", 1, -1, DTypeClass::Any, {{"dimension", AttrKind::Int}, {"num_keys", AttrKind::Int}}, infer_sort,
                 "stable ascending sort along `dimension` of every operand by the first `num_keys` operands "
-                "(lexicographic; NaN last); one result per operand; any dtype"));
+                "(lexicographic; NaN last); one result per operand; any dtype"))
+      .sample = sample_shapes({x}, {{"dimension", int64_t{1}}, {"num_keys", int64_t{1}}});
   t.add(sort_op("argsort", 1, 1, DTypeClass::Any, {{"dimension", AttrKind::Int}}, infer_argsort,
-                "int64 indices of a stable ascending sort along `dimension` (NaN last); any dtype"));
+                "int64 indices of a stable ascending sort along `dimension` (NaN last); any dtype"))
+      .sample = sample_shapes({x}, {{"dimension", int64_t{1}}});
   t.add(sort_op("top_k", 1, 1, DTypeClass::Any, {{"k", AttrKind::Int}}, infer_top_k,
                 "the k largest along the last axis, descending (NaN largest, ties: lower index first): values and "
-                "int64 indices; any dtype"));
+                "int64 indices; any dtype"))
+      .sample = sample_shapes({x}, {{"k", int64_t{2}}});
   t.add(sort_op("searchsorted", 2, 2, DTypeClass::Any, {{"side", AttrKind::String}}, infer_searchsorted,
                 "int64 insertion points of `values` into the ascending 1-D operand (NaN last), side left/right; "
-                "same dtype, any"));
+                "same dtype, any"))
+      .sample = sample_shapes({{3}, {2, 1}}, {{"side", std::string("left")}});
 }
 
 }  // namespace evoxc::ops_detail

@@ -74,8 +74,11 @@ struct LinearSum {
   }
 };
 
+// Every op of this family only moves, copies or drops elements, so each is linear in its operand
+// (JAX: deflinear for reshape, transpose, broadcast_in_dim, squeeze, slice, concatenate); its
+// attributes are all structure.
 OpDef structure_op(const char* name, int min_operands, int max_operands, std::vector<AttrSpec> attrs, InferFn infer,
-                   const char* doc) {
+                   const char* doc, SampleFn sample) {
   OpDef d;
   d.name = name;
   d.category = OpCategory::Structure;
@@ -85,6 +88,8 @@ OpDef structure_op(const char* name, int min_operands, int max_operands, std::ve
   d.attrs = std::move(attrs);
   d.infer = std::move(infer);
   d.doc = doc;
+  set_linear(d, {0});
+  d.sample = std::move(sample);
   return d;
 }
 
@@ -241,25 +246,36 @@ std::vector<TensorType> infer_concatenate(std::span<const TensorType> ops, const
 }  // namespace
 
 void register_structure_ops(OpTable& t) {
+  using Ints = std::vector<int64_t>;
+  // Samples start from operands of sample_shape(), (2, 1).
   t.add(structure_op("reshape", 1, 1, {{"shape", AttrKind::Shape}}, infer_reshape,
-                     "the same elements in row-major order with extents `shape` (no -1); any dtype"));
+                     "the same elements in row-major order with extents `shape` (no -1); any dtype",
+                     sample_operands(1, {{"shape", Shape{1, 2}}})));
   t.add(structure_op("transpose", 1, 1, {{"permutation", AttrKind::Ints}}, infer_transpose,
-                     "permutes axes: result dim i is operand dim permutation[i]; any dtype"));
+                     "permutes axes: result dim i is operand dim permutation[i]; any dtype",
+                     sample_operands(1, {{"permutation", Ints{1, 0}}})));
   t.add(structure_op("broadcast_in_dim", 1, 1, {{"shape", AttrKind::Shape}, {"broadcast_dimensions", AttrKind::Ints}},
                      infer_broadcast_in_dim,
                      "broadcasts to `shape`, operand dim i going to result dim broadcast_dimensions[i] (strictly "
-                     "increasing; extent 1 or equal); any dtype"));
+                     "increasing; extent 1 or equal); any dtype",
+                     sample_operands(1, {{"shape", Shape{3, 2, 4}}, {"broadcast_dimensions", Ints{1, 2}}})));
   t.add(structure_op("expand_dims", 1, 1, {{"axes", AttrKind::Ints}}, infer_expand_dims,
-                     "inserts unit dims at `axes` (sorted, unique, in the result's rank); any dtype"));
+                     "inserts unit dims at `axes` (sorted, unique, in the result's rank); any dtype",
+                     sample_operands(1, {{"axes", Ints{0}}})));
   t.add(structure_op("squeeze", 1, 1, {{"axes", AttrKind::Ints}}, infer_squeeze,
-                     "removes the unit dims at `axes` (sorted, unique, each extent the constant 1); any dtype"));
+                     "removes the unit dims at `axes` (sorted, unique, each extent the constant 1); any dtype",
+                     sample_operands(1, {{"axes", Ints{1}}})));
   t.add(structure_op(
       "slice", 1, 1,
       {{"start_indices", AttrKind::Ints}, {"limit_indices", AttrKind::Shape}, {"strides", AttrKind::Ints}}, infer_slice,
       "elements start, start+stride, ... below limit per axis (0 <= start <= limit <= extent, stride "
-      ">= 1); any dtype"));
-  t.add(structure_op("concatenate", 1, -1, {{"axis", AttrKind::Int}}, infer_concatenate,
-                     "joins operands of one dtype and rank along `axis`, other extents equal; any dtype"));
+      ">= 1); any dtype",
+      sample_operands(1, {{"start_indices", Ints{0, 0}}, {"limit_indices", Shape{2, 1}}, {"strides", Ints{1, 1}}})));
+  // Jointly linear in all its operands, however many.
+  set_linear(t.add(structure_op("concatenate", 1, -1, {{"axis", AttrKind::Int}}, infer_concatenate,
+                                "joins operands of one dtype and rank along `axis`, other extents equal; any dtype",
+                                sample_operands(2, {{"axis", int64_t{0}}}))),
+             {kEveryOperand});
 }
 
 }  // namespace evoxc::ops_detail

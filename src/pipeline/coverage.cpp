@@ -1,25 +1,23 @@
-// The coverage matrix: which rule tables have a rule for each op, and why the others do not yet.
+// The coverage matrix, built by walking the registered backends and rule tables.
 #include "evoxc/pipeline/coverage.h"
 
-#include "evoxc/interp/interp.h"
+#include <algorithm>
+#include <mutex>
+
+#include "evoxc/core/error.h"
+#include "evoxc/pipeline/pipeline.h"
 
 namespace evoxc::coverage {
 namespace {
 
-Entry ok() { return Entry{Status::Ok, ""}; }
-Entry deferred(std::string reason) { return Entry{Status::Deferred, std::move(reason)}; }
+struct Columns {
+  std::mutex mu;
+  std::vector<Column> list;
+};
 
-Entry interp_entry(const OpDef& d) {
-  // The executor itself handles the terminator: it binds the returned values to the outputs.
-  if (d.category == OpCategory::Terminator) return ok();
-  if (interp::has_kernel(d.name)) return ok();
-  return Entry{Status::Missing, ""};
-}
-
-// The transforms and the compiler backends do not exist yet; every op defers to the step
-// that adds them. An op excluded on purpose later gets its own reason in that table.
-std::function<Entry(const OpDef&)> later(std::string reason) {
-  return [reason = std::move(reason)](const OpDef&) { return deferred(reason); };
+Columns& registered() {
+  static Columns c;
+  return c;
 }
 
 }  // namespace
@@ -33,23 +31,49 @@ const char* status_name(Status s) {
   return "missing";
 }
 
-const std::vector<RuleTable>& rule_tables() {
-  static const std::vector<RuleTable> tables = {
-      {"interp", interp_entry},
-      {"vmap", later("no vmap rules yet: the transforms (batching rules per op family) are a later issue")},
-      {"jvp", later("no jvp rules yet: the transforms (forward-mode differentiation) are a later issue")},
-      {"vjp", later("no vjp rules yet: reverse mode (jvp + transpose rules) is a later issue")},
-      {"stablehlo", later("no StableHLO backend yet: lowering to StableHLO is a later issue")},
-      {"mlir", later("no MLIR/LLVM backend yet: the compiler backends are a later issue")},
-  };
-  return tables;
+bool register_column(std::string name, int position, std::function<const RuleTableBase&()> table) {
+  if (name.empty() || !table) throw InternalError("coverage::register_column: a column needs a name and a table");
+  Columns& c = registered();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (const auto& col : c.list)
+    if (col.name == name) throw InternalError("coverage::register_column: column '" + name + "' is registered twice");
+  c.list.push_back(Column{std::move(name), position, std::move(table)});
+  return true;
+}
+
+std::vector<Column> columns() {
+  std::vector<Column> out;
+  for (const auto& name : backend_names()) {
+    out.push_back(Column{name, 0, [name]() -> const RuleTableBase& {
+                           const Capabilities& caps = get_backend(name).capabilities();
+                           if (!caps.rules) throw InternalError("backend '" + name + "' declares no rule table");
+                           return *caps.rules;
+                         }});
+  }
+  {
+    Columns& c = registered();
+    std::lock_guard<std::mutex> lock(c.mu);
+    out.insert(out.end(), c.list.begin(), c.list.end());
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Column& a, const Column& b) {
+    return a.position != b.position ? a.position < b.position : a.name < b.name;
+  });
+  return out;
+}
+
+Entry entry(const RuleTableBase& table, const OpDef& op) {
+  if (table.has(op.id) || op.terminator) return Entry{Status::Ok, ""};
+  if (const std::string* why = table.deferral(op.id)) return Entry{Status::Deferred, *why};
+  return Entry{Status::Missing, ""};
 }
 
 std::vector<Row> matrix() {
+  std::vector<const RuleTableBase*> tables;
+  for (const auto& c : columns()) tables.push_back(&c.table());
   std::vector<Row> rows;
   for (const OpDef* def : all_ops()) {
     Row r{def, {}};
-    for (const auto& t : rule_tables()) r.entries.push_back(t.entry(*def));
+    for (const RuleTableBase* t : tables) r.entries.push_back(entry(*t, *def));
     rows.push_back(std::move(r));
   }
   return rows;
@@ -57,14 +81,14 @@ std::vector<Row> matrix() {
 
 std::vector<std::string> gaps() {
   std::vector<std::string> out;
-  const auto& tables = rule_tables();
+  std::vector<Column> cols = columns();
   for (const Row& r : matrix()) {
-    for (size_t i = 0; i < tables.size(); ++i) {
+    for (size_t i = 0; i < cols.size() && i < r.entries.size(); ++i) {
       const Entry& e = r.entries[i];
       if (e.status == Status::Missing)
-        out.push_back(r.op->name + ": " + tables[i].name + " is missing (add a rule or a deferral with a reason)");
+        out.push_back(r.op->name + ": " + cols[i].name + " is missing (add a rule or a deferral with a reason)");
       else if (e.status == Status::Deferred && e.reason.empty())
-        out.push_back(r.op->name + ": " + tables[i].name + " is deferred without a reason");
+        out.push_back(r.op->name + ": " + cols[i].name + " is deferred without a reason");
     }
   }
   return out;

@@ -1,13 +1,11 @@
-// The staging pipeline: options, stage objects, the backend registry and the interpreter backend.
+// The staging pipeline: options, the lowered program, the executable and the stage functions.
 #include "evoxc/pipeline/pipeline.h"
 
 #include <cstdlib>
-#include <nlohmann/json.hpp>
+#include <mutex>
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
-#include "evoxc/interp/interp.h"
-#include "evoxc/ops/op_def.h"
 
 namespace evoxc {
 
@@ -41,204 +39,158 @@ std::pair<OptLevel, std::string> CompileOptions::resolve_opt_level() const {
   return {OptLevel(2), "default"};
 }
 
-// ---- stage objects ----
+// ---- lowered program ----
 
-void LoweredProgram::save(const std::string& path) const { write_file_atomic(path, text_); }
+struct LoweredProgram::State {
+  std::string backend;
+  Graph graph;
+  Printer print;
+  std::once_flag once;
+  std::string text;
+};
 
-namespace {
-std::string fnv1a_hex(std::string_view data) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-constexpr std::string_view kArtifactMagic = "EVOXCARTIFACT\n";
-}  // namespace
-
-CompiledArtifact::CompiledArtifact(std::string backend, std::string target, std::string options, std::string payload,
-                                   Graph graph)
-    : backend_(std::move(backend)),
-      target_(std::move(target)),
-      options_(std::move(options)),
-      payload_(std::move(payload)),
-      hash_(fnv1a_hex(payload_)),
-      graph_(std::move(graph)) {}
-
-void CompiledArtifact::save(const std::string& path) const {
-  nlohmann::json h = {{"format_version", kFormatVersion},
-                      {"abi", kAbi},
-                      {"backend", backend_},
-                      {"target", target_},
-                      {"options", options_},
-                      {"content_hash", hash_},
-                      {"payload_bytes", payload_.size()}};
-  std::string data(kArtifactMagic);
-  data += h.dump();
-  data += "\n";
-  data += payload_;
-  write_file_atomic(path, data);
+LoweredProgram::LoweredProgram(std::string backend, Graph graph, Printer print) : state_(std::make_shared<State>()) {
+  state_->backend = std::move(backend);
+  state_->graph = std::move(graph);
+  state_->print = std::move(print);
 }
 
-CompiledArtifact CompiledArtifact::load(const std::string& path) {
-  std::string data = read_file(path);
-  auto fail = [&](const std::string& why) -> PersistenceError {
-    return PersistenceError("'" + path + "' is not a loadable .evoxcartifact: " + why);
-  };
-  if (data.compare(0, kArtifactMagic.size(), kArtifactMagic) != 0) throw fail("bad magic (not an evoxc artifact)");
-  size_t eol = data.find('\n', kArtifactMagic.size());
-  if (eol == std::string::npos) throw fail("truncated header");
-  nlohmann::json h;
-  try {
-    h = nlohmann::json::parse(data.substr(kArtifactMagic.size(), eol - kArtifactMagic.size()));
-    if (h.at("format_version").get<int>() != kFormatVersion)
-      throw fail("format version " + std::to_string(h.at("format_version").get<int>()) + ", this build reads " +
-                 std::to_string(kFormatVersion));
-    if (h.at("abi").get<int>() != kAbi)
-      throw fail("ABI " + std::to_string(h.at("abi").get<int>()) + ", this build has " + std::to_string(kAbi));
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("malformed header: ") + e.what());
-  }
-  std::string backend, target, options, hash;
-  size_t bytes = 0;
-  try {
-    backend = h.at("backend").get<std::string>();
-    target = h.at("target").get<std::string>();
-    options = h.at("options").get<std::string>();
-    hash = h.at("content_hash").get<std::string>();
-    bytes = h.at("payload_bytes").get<size_t>();
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("malformed header: ") + e.what());
-  }
-  std::string payload = data.substr(eol + 1);
-  if (payload.size() != bytes)
-    throw fail("payload is " + std::to_string(payload.size()) + " bytes, header says " + std::to_string(bytes) +
-               " (truncated or corrupted)");
-  if (fnv1a_hex(payload) != hash) throw fail("content hash mismatch (corrupted)");
-  if (backend != "interp") throw fail("backend '" + backend + "' is not available in this build");
-  Graph g = Graph::from_json(payload);
-  return CompiledArtifact(backend, target, options, std::move(payload), std::move(g));
+LoweredProgram::LoweredProgram(std::string backend, Graph graph, std::string text)
+    : LoweredProgram(std::move(backend), std::move(graph), Printer()) {
+  std::call_once(state_->once, [&] { state_->text = std::move(text); });
 }
+
+const std::string& LoweredProgram::backend() const { return state_->backend; }
+const Graph& LoweredProgram::graph() const { return state_->graph; }
+
+const std::string& LoweredProgram::text() const {
+  State& s = *state_;
+  std::call_once(s.once, [&] {
+    if (s.print) s.text = s.print(s.graph);
+  });
+  return s.text;
+}
+
+void LoweredProgram::save(const std::string& path) const { write_file_atomic(path, text()); }
 
 // ---- executable ----
 
-struct Executable::Impl {
+struct Executable::State {
+  std::string backend;
   Device device;
   Graph graph;
-  std::string backend;
-  std::shared_ptr<const interp::Program> program;
-  TreeDef tensor_inputs;  // the input tree with top-level static (None) positions removed
+  std::shared_ptr<const ExecutableImpl> impl;
+  size_t num_inputs = 0, num_outputs = 0;
+  // The input tree with the top-level static (None) positions removed; set only when the
+  // graph has some, so a call matching the full tree needs no second comparison.
+  std::optional<TreeDef> tensor_inputs;
 };
 
-const Executable::Impl& Executable::impl() const {
-  if (!impl_) throw ValidationError("Executable: empty executable (default-constructed); use evoxc::load");
-  return *impl_;
+Executable::Executable(std::string backend, Device device, Graph graph, std::shared_ptr<const ExecutableImpl> impl) {
+  if (!impl) throw InternalError("Executable: backend '" + backend + "' gave no implementation");
+  auto s = std::make_shared<State>();
+  s->backend = std::move(backend);
+  s->device = device;
+  s->num_inputs = graph.num_inputs();
+  s->num_outputs = graph.num_outputs();
+  const TreeDef& in = graph.input_tree();
+  if (in.kind() == TreeKind::Tuple) {
+    std::vector<TreeDef> kept;
+    for (const auto& c : in.children())
+      if (!c.is_none()) kept.push_back(c);
+    if (kept.size() != in.size()) s->tensor_inputs = TreeDef::tuple(std::move(kept));
+  }
+  s->graph = std::move(graph);
+  s->impl = std::move(impl);
+  state_ = std::move(s);
 }
-const Device& Executable::device() const { return impl().device; }
-const Graph& Executable::graph() const { return impl().graph; }
-const std::string& Executable::backend() const { return impl().backend; }
-size_t Executable::num_inputs() const { return impl().graph.num_inputs(); }
-size_t Executable::num_outputs() const { return impl().graph.num_outputs(); }
+
+const Executable::State& Executable::state() const {
+  if (!state_) throw ValidationError("Executable: empty executable (default-constructed); use evoxc::load");
+  return *state_;
+}
+const Device& Executable::device() const { return state().device; }
+const Graph& Executable::graph() const { return state().graph; }
+const std::string& Executable::backend() const { return state().backend; }
+size_t Executable::num_inputs() const { return state().num_inputs; }
+size_t Executable::num_outputs() const { return state().num_outputs; }
+const ExecutableImpl& Executable::implementation() const { return *state().impl; }
 
 void Executable::execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
-  const Impl& m = impl();
-  if (inputs.size() != m.graph.num_inputs())
-    throw ValidationError("execute: expected " + std::to_string(m.graph.num_inputs()) + " inputs, got " +
+  const State& m = state();
+  if (inputs.size() != m.num_inputs)
+    throw ValidationError("execute: expected " + std::to_string(m.num_inputs) + " inputs, got " +
                           std::to_string(inputs.size()));
-  if (outputs.size() != m.graph.num_outputs())
-    throw ValidationError("execute: expected " + std::to_string(m.graph.num_outputs()) + " output slots, got " +
+  if (outputs.size() != m.num_outputs)
+    throw ValidationError("execute: expected " + std::to_string(m.num_outputs) + " output slots, got " +
                           std::to_string(outputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].defined() && inputs[i].device() != m.device)
       throw DeviceError("input " + m.graph.input_paths()[i] + " is on " + inputs[i].device().to_string() +
                         " but the executable runs on " + m.device.to_string() + "; move it with .to(device)");
-  interp::execute(*m.program, inputs, outputs);
+  m.impl->execute(inputs, outputs);
 }
 
+namespace {
+
+// Whether `t` has the structure `def` (kinds, sizes, dict keys), without building the paths
+// Tree::first_mismatch builds: those are for the error message only.
+bool same_structure(const TreeDef& def, const Tree<Tensor>& t) {
+  if (def.kind() != t.kind() || def.size() != t.size()) return false;
+  if (def.kind() == TreeKind::Dict && def.keys() != t.keys()) return false;
+  for (size_t i = 0; i < def.size(); ++i)
+    if (!same_structure(def.children()[i], t.children()[i])) return false;
+  return true;
+}
+
+}  // namespace
+
 Tree<Tensor> Executable::run(const Tree<Tensor>& inputs) const {
-  const Impl& m = impl();
-  std::string why;
-  auto full = m.graph.input_tree().first_mismatch(inputs, &why);
-  if (full) {
-    std::string why2;
-    if (auto m2 = m.tensor_inputs.first_mismatch(inputs, &why2))
-      throw ValidationError("run: inputs do not match the graph's input structure " +
-                            m.tensor_inputs.structure_string() + " at " + *m2 + ": " + why2);
+  const State& m = state();
+  if (!same_structure(m.graph.input_tree(), inputs) && !(m.tensor_inputs && same_structure(*m.tensor_inputs, inputs))) {
+    const TreeDef& want = m.tensor_inputs ? *m.tensor_inputs : m.graph.input_tree();
+    std::string why;
+    auto at = want.first_mismatch(inputs, &why);
+    throw ValidationError("run: inputs do not match the graph's input structure " + want.structure_string() + " at " +
+                          at.value_or("<root>") + ": " + why);
   }
   std::vector<Tensor> flat = inputs.flatten();
-  std::vector<Tensor> outs(m.graph.num_outputs());
+  std::vector<Tensor> outs(m.num_outputs);
   execute(flat, outs);
   return m.graph.output_tree().unflatten(outs);
 }
 
-// ---- the interpreter backend ----
+Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs) { return exe.run(inputs); }
 
-namespace {
+// ---- the shared steps of every backend ----
 
-class InterpBackend final : public Backend {
- public:
-  InterpBackend() {
-    caps_.backend = "interp";
-    caps_.device_kinds = {Device::Kind::Cpu};
-    caps_.symbolic_shapes = true;
-    caps_.regions = false;
-    caps_.serializable_artifact = true;
-    for (int i = 0; i < kNumDTypes; ++i) caps_.dtypes.push_back(static_cast<DType>(i));
-  }
-  const Capabilities& capabilities() const override { return caps_; }
-
-  LoweredProgram lower(const Graph& graph) const override {
-    verify(graph);
-    for (const auto& op : graph.main().entry().operations())
-      if (op->name() != "return" && !interp::has_kernel(op->name()))
-        throw BackendError("interp: op '" + op->name() + "' at " + op->location().to_string() +
-                           " has no interpreter kernel in this build");
-    return LoweredProgram("interp", graph, graph.to_string());
-  }
-
-  CompiledArtifact compile(const LoweredProgram& lowered, const CompileOptions& options) const override {
-    auto [level, source] = options.resolve_opt_level();
-    std::string opts = "opt_level=" + level.to_string() + " (" + source + ")";
-    for (const auto& f : options.flags) opts += " " + f;
-    return CompiledArtifact("interp", "cpu", opts, lowered.graph().to_json(), lowered.graph());
-  }
-
-  Executable load(const CompiledArtifact& artifact, Device device) const override {
-    if (device.kind != Device::Kind::Cpu || device.index != 0)
-      throw DeviceError("interp: runs on cpu:0 only, not " + device.to_string());
-    auto impl = std::make_shared<Executable::Impl>();
-    impl->device = device;
-    impl->graph = artifact.graph();
-    impl->backend = "interp";
-    impl->program = interp::prepare(artifact.graph());
-    const TreeDef& in = artifact.graph().input_tree();
-    if (in.kind() == TreeKind::Tuple) {
-      std::vector<TreeDef> kept;
-      for (const auto& c : in.children())
-        if (!c.is_none()) kept.push_back(c);
-      impl->tensor_inputs = TreeDef::tuple(std::move(kept));
-    } else {
-      impl->tensor_inputs = in;
-    }
-    return Executable(std::move(impl));
-  }
-
- private:
-  Capabilities caps_;
-};
-
-}  // namespace
-
-const Backend& get_backend(std::string_view name) {
-  static const InterpBackend interp_backend;
-  if (name == "interp") return interp_backend;
-  throw BackendError("unknown backend '" + std::string(name) + "'; this build has: interp");
+LoweredProgram Backend::lower(const Graph& graph) const {
+  verify(graph);
+  check_supported(graph);
+  return lower_verified(graph);
 }
 
-std::vector<std::string> backend_names() { return {"interp"}; }
+CompiledArtifact Backend::compile(const LoweredProgram& lowered, const CompileOptions& options) const {
+  if (lowered.backend() != name())
+    throw BackendError(name() + ": cannot compile a program lowered for backend '" + lowered.backend() +
+                       "'; compile it with evoxc::compile, which picks the program's backend");
+  return compile_lowered(lowered, options);
+}
+
+Executable Backend::load(const CompiledArtifact& artifact, Device device) const {
+  if (artifact.backend() != name())
+    throw BackendError(name() + ": cannot load an artifact compiled for backend '" + artifact.backend() +
+                       "'; load it with evoxc::load, which picks the artifact's backend");
+  if (!caps_.supports_device(device)) {
+    std::string kinds;
+    for (Device::Kind k : caps_.device_kinds)
+      kinds += (kinds.empty() ? "" : ", ") + std::string(Device(k, 0).kind_name());
+    throw DeviceError(name() + ": cannot run on " + device.to_string() + "; it runs on " + kinds);
+  }
+  return load_artifact(artifact, device);
+}
+
+// ---- stages ----
 
 std::vector<Device> devices() { return {Device::cpu(0)}; }
 

@@ -9,21 +9,11 @@
 namespace evoxc {
 namespace {
 
-// Builds the one-op graph of a sample call, runs it on tensors of ones and checks the
-// result types against inference.
+// Builds the one-op graph of the op's own sample call, runs it on tensors of ones and checks
+// the result types against inference.
 void run_sample(const OpDef& def, const testing::SampleCall& c) {
   std::vector<TensorType> out = infer_result_types(def, c.operands, c.attrs);
-  auto module = std::make_shared<Module>();
-  Function& f = module->add_function("main");
-  std::vector<Value*> args;
-  for (const auto& ty : c.operands) args.push_back(f.entry().add_argument(ty));
-  Operation* op = f.entry().append(def.name, args, out, c.attrs);
-  std::vector<Value*> results;
-  for (const auto& r : op->results()) results.push_back(r.get());
-  f.entry().append("return", results, {});
-  f.result_types() = out;
-  Graph g(module, TreeDef::tuple(std::vector<TreeDef>(c.operands.size(), TreeDef(LeafMark{}))),
-          TreeDef::tuple(std::vector<TreeDef>(out.size(), TreeDef(LeafMark{}))));
+  Graph g = testing::one_op_graph(def, c);
   Executable exe = load(compile(lower(g)));
   std::vector<Tensor> inputs;
   for (const auto& ty : c.operands) inputs.push_back(Tensor::full(ty.shape.to_ints(), 1.0, ty.dtype));
@@ -40,7 +30,7 @@ TEST(Catalogue, EveryOpRunsOnEveryAcceptedDtype) {
   for (const OpDef* def : all_ops()) {
     // Control flow needs traced regions: tests/pipeline/control_e2e_test.cpp runs those.
     if (def->category == OpCategory::Terminator || def->category == OpCategory::ControlFlow) continue;
-    EXPECT_TRUE(interp::has_kernel(def->name)) << def->name << " has no interpreter kernel";
+    EXPECT_TRUE(interp::has_kernel(def->id)) << def->name << " has no interpreter kernel";
     for (DType t : testing::all_dtypes()) {
       if (def->max_operands != 0 && !dtype_in_class(t, def->operand_dtypes)) continue;
       if (def->max_operands == 0 && t != DType::F32) continue;  // creation ops: the dtype is an attribute

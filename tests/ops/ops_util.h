@@ -16,12 +16,14 @@ inline TensorType tt(DType t, Shape s) { return TensorType(t, std::move(s)); }
 std::vector<TensorType> infer(const std::string& op, const std::vector<TensorType>& operands,
                               const AttrMap& attrs = {});
 
-// A valid call of `def` whose dtype-class operands have dtype `t`: operand types and attributes.
-struct SampleCall {
-  std::vector<TensorType> operands;
-  AttrMap attrs;
-};
+// A valid call of `def` whose dtype-class operands have dtype `t`: the catalogue's own
+// sample (OpDef::sample); InternalError when the op has none.
+using SampleCall = OpSample;
 SampleCall sample_call(const OpDef& def, DType t);
+
+// The graph of one call of `def`: main takes the sample's operands and returns the op's
+// results (types from inference).
+Graph one_op_graph(const OpDef& def, const SampleCall& call);
 
 // Every DType, in enum order.
 std::vector<DType> all_dtypes();

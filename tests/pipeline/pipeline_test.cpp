@@ -128,7 +128,7 @@ TEST(PipelineErrors, CorruptedArtifactsArePersistenceErrors) {
   write("not an artifact");
   EXPECT_THROW(CompiledArtifact::load(path), PersistenceError);
   std::string v2 = data;
-  v2.replace(v2.find("\"format_version\":1"), 18, "\"format_version\":9");
+  v2.replace(v2.find("\"format_version\":2"), 18, "\"format_version\":9");
   write(v2);
   try {
     CompiledArtifact::load(path);

@@ -24,13 +24,15 @@ class DimExpr {
  public:
   enum class Kind : uint8_t { Const, Sym, Add, Sub, Mul, FloorDiv, Mod, Min, Max };
 
-  DimExpr() : DimExpr(int64_t{0}) {}
-  DimExpr(int64_t v);  // NOLINT(google-explicit-constructor): literal extents read naturally
+  DimExpr() = default;
+  // Constants are stored inline (no allocation): most extents are constants, and shapes are
+  // built and compared on every traced op.
+  DimExpr(int64_t v) : value_(v) {}  // NOLINT(google-explicit-constructor): literal extents read naturally
   DimExpr(int v) : DimExpr(static_cast<int64_t>(v)) {}  // NOLINT(google-explicit-constructor)
   static DimExpr symbol(std::string name);
 
   Kind kind() const;
-  bool is_const() const { return kind() == Kind::Const; }
+  bool is_const() const { return node_ == nullptr; }
   bool is_symbol() const { return kind() == Kind::Sym; }
   // The constant value; InternalError when not constant.
   int64_t value() const;
@@ -67,7 +69,8 @@ class DimExpr {
  private:
   explicit DimExpr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
   static DimExpr make(Kind k, const DimExpr& a, const DimExpr& b);
-  std::shared_ptr<const Node> node_;
+  std::shared_ptr<const Node> node_;  // nullptr: the constant value_
+  int64_t value_ = 0;
 };
 
 // A named symbolic extent: Dim("B") is DimExpr::symbol("B").

@@ -51,7 +51,9 @@ struct OpSample {
   AttrMap attrs;
 };
 // Gives a valid call of the op whose dtype-class operands have dtype `t` (t is in the op's
-// class); set per family, so every op of the catalogue has one.
+// class); set per family, so every op of the catalogue has one. For a `t` outside the class
+// it gives the same call on `t`, which inference rejects. Ops with regions get operands and
+// attributes that pass `infer`; their regions are the caller's to build.
 using SampleFn = std::function<OpSample(DType t)>;
 
 // The definition of one op. Its name and dense id live in the OpInfo base, which is what an
@@ -68,18 +70,28 @@ struct OpDef : OpInfo {
   std::string doc;              // one line: semantics and the dtypes it accepts
 
   // ---- traits the rule tables of later layers read ----
+  // Each trait holds for every attribute value the op accepts (scatter is linear for mode
+  // "set" and "add" but not "mul", so it lists no linear operands). Linearity is over the
+  // reals, on float dtypes: an op on int or bool values has no tangents whatever it lists,
+  // and ops that accept only ints or bools list none. The family files of src/ops set
+  // them and say why for each op.
+  //
   // Each result element depends only on the operand elements at the same (broadcast)
   // position: batching adds a leading axis to every operand, fusion may tile it.
   bool elementwise = false;
   // The op is linear in these operands jointly when the others are held fixed (add: {0, 1};
-  // multiply: {0} and {1} separately, so it lists none jointly — see linear_in). Transposition
-  // (reverse mode) needs a rule for exactly these.
+  // multiply: {0} and {1} separately, so it lists none jointly — see linear_each).
+  // Transposition (reverse mode) needs a rule for exactly these. kEveryOperand lists every
+  // operand of a variadic op (concatenate).
   std::vector<int> linear_operands;
   // Operands in which the op is linear one at a time (multiply, dot: each operand with the
-  // other fixed); a superset of linear_operands.
+  // other fixed); a superset of linear_operands, so a transpose rule may treat any one of
+  // them as the linear input and the other operands as constants.
   std::vector<int> linear_each;
-  // Attributes that are data rather than structure: programs differing only in these can
-  // be merged by stacking the values (constant's value, full's value).
+  // Attributes that are data rather than structure: values that enter the result only as
+  // values (never as extents, axes, counts or a choice of formula), so result types depend
+  // on them at most through their own type and programs differing only in these can be
+  // merged by stacking the values (constant's value, full's value).
   std::vector<std::string> data_attrs;
   // A valid sample call for generated tests.
   SampleFn sample;
@@ -87,6 +99,16 @@ struct OpDef : OpInfo {
   std::vector<TensorType> infer_types(std::span<const TensorType> operands, const AttrMap& attrs,
                                       const Operation* op) const override;
 };
+
+// An entry of OpDef::linear_operands or linear_each that stands for every operand.
+inline constexpr int kEveryOperand = -1;
+// Whether `operand` is listed in `traits` (an OpDef's linear_operands or linear_each),
+// counting kEveryOperand: linear_in(def.linear_operands, i).
+inline bool linear_in(const std::vector<int>& traits, int operand) {
+  for (int i : traits)
+    if (i == operand || i == kEveryOperand) return true;
+  return false;
+}
 
 // The OpDef an operation refers to (every Operation's OpInfo is an OpDef of the registry).
 inline const OpDef& op_def(const Operation& op) { return static_cast<const OpDef&>(op.info()); }

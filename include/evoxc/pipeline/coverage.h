@@ -1,5 +1,5 @@
-// The coverage matrix (DESIGN §5): for every registered op, whether each rule table has a rule, a deferral with a
-// reason, or nothing.
+// The coverage matrix (DESIGN §5): for every registered op, whether each registered rule table
+// has a rule, a deferral with a reason, or nothing. Its columns are a registry, not a list.
 #pragma once
 
 #include <functional>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "evoxc/ops/op_def.h"
+#include "evoxc/ops/rule_table.h"
 
 namespace evoxc::coverage {
 
@@ -23,25 +24,35 @@ struct Entry {
   std::string reason;  // required for Deferred; empty otherwise
 };
 
-// One rule table: its name and how it answers for an op. A later layer that adds
-// rules (vmap, jvp, vjp, stablehlo, mlir) replaces its table's `entry` function here.
-struct RuleTable {
+// One column: a rule table, fetched when the matrix is built (so its owner may build it lazily).
+struct Column {
   std::string name;
-  std::function<Entry(const OpDef&)> entry;
+  int position = 0;  // columns are ordered by position, then name
+  std::function<const RuleTableBase&()> table;
 };
 
-// The tables, in column order: interp, vmap, jvp, vjp, stablehlo, mlir.
-const std::vector<RuleTable>& rule_tables();
+// Every registered backend is a column at position 0 (its capabilities' rule table). Other
+// layers add theirs here (the transforms: vmap, jvp, vjp), from a namespace-scope static of
+// the object that owns the table. InternalError when the name is taken. Returns true, so it
+// can initialise a static.
+bool register_column(std::string name, int position, std::function<const RuleTableBase&()> table);
+
+// The columns in order: the backends, then the registered ones.
+std::vector<Column> columns();
+
+// How a table answers for an op: Ok with a rule, Deferred with a recorded reason, else
+// Missing. The block terminator is Ok everywhere: every backend and transform binds the
+// returned values itself.
+Entry entry(const RuleTableBase& table, const OpDef& op);
 
 struct Row {
   const OpDef* op;
-  std::vector<Entry> entries;  // one per rule_tables() entry, same order
+  std::vector<Entry> entries;  // one per columns() entry, same order
 };
 // One row per op of all_ops(), in registry order.
 std::vector<Row> matrix();
 
-// Human-readable gaps: "<op>: <table> is missing" or "<op>: <table> is deferred without a
-// reason", one per line; empty when every op is covered.
+// Human-readable gaps: "<op>: <column> is missing", one per line; empty when every op is covered.
 std::vector<std::string> gaps();
 
 }  // namespace evoxc::coverage

@@ -1,6 +1,8 @@
-// The staging pipeline: lower → LoweredProgram, compile → CompiledArtifact, load → Executable, run.
+// The staging pipeline: lower → LoweredProgram, compile → CompiledArtifact, load → Executable, run;
+// the Backend interface and the registry backends add themselves to.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -8,15 +10,20 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "evoxc/core/tensor.h"
 #include "evoxc/core/tree.h"
 #include "evoxc/ir/graph.h"
+#include "evoxc/ops/op_def.h"
+#include "evoxc/ops/rule_table.h"
 #include "evoxc/trace/trace.h"
 
 namespace evoxc {
+
+class Backend;
 
 // ---- options ----
 
@@ -44,78 +51,123 @@ struct CompileOptions {
   std::pair<OptLevel, std::string> resolve_opt_level() const;
 };
 
-// What a backend can do; anything else is a BackendError naming the op and the remedy.
+// What a backend can do. lower() checks every op of a graph, at every region depth,
+// against it; anything else is a BackendError naming the op, its location and the remedy.
 struct Capabilities {
   std::string backend;
   std::vector<Device::Kind> device_kinds;
-  bool symbolic_shapes = false;
-  bool regions = false;
-  bool serializable_artifact = false;
-  std::vector<DType> dtypes;
+  bool symbolic_shapes = false;          // shapes with Dim("B") extents
+  bool regions = false;                  // ops with regions (cond, while_loop, scan)
+  bool serializable_artifact = false;    // CompiledArtifact::save / load
+  std::vector<DType> dtypes;             // element types of any value
+  const RuleTableBase* rules = nullptr;  // which ops it has a rule for (its kernel or lowering table)
+
+  bool supports_dtype(DType t) const;
+  bool supports_device(const Device& d) const;
+  // Whether an op is in the rule table (the block terminator always is: every backend
+  // binds returned values itself), the backend handles dtype `t`, and the op accepts `t`
+  // as an operand dtype (its DTypeClass).
+  bool supports(const OpDef& op, DType t) const;
 };
 
 // ---- stage objects ----
 
-// A graph lowered for one backend: its payload is the backend's input text (for the
-// interpreter, the verified EvoXIR module itself).
+// A graph lowered for one backend. Its text is the backend's input program (for the
+// interpreter, the printed EvoXIR module); a backend may produce it on first use, so lowering
+// never prints what nobody reads. Cheap to copy (shared, immutable); thread-safe.
 class LoweredProgram {
  public:
-  LoweredProgram(std::string backend, Graph graph, std::string text)
-      : backend_(std::move(backend)), graph_(std::move(graph)), text_(std::move(text)) {}
-  const std::string& backend() const { return backend_; }
-  const Graph& graph() const { return graph_; }
-  const std::string& text() const { return text_; }
-  std::string to_string() const { return text_; }
+  // Produces the text from the graph on first use of text()/to_string()/save().
+  using Printer = std::function<std::string(const Graph&)>;
+  LoweredProgram(std::string backend, Graph graph, Printer print);
+  // The text is known already.
+  LoweredProgram(std::string backend, Graph graph, std::string text);
+
+  const std::string& backend() const;
+  const Graph& graph() const;
+  const std::string& text() const;
+  std::string to_string() const { return text(); }
   // Writes the text atomically.
   void save(const std::string& path) const;
 
  private:
-  std::string backend_;
-  Graph graph_;
-  std::string text_;
+  struct State;
+  std::shared_ptr<State> state_;
 };
 
-// The compiler's output with a header (format version, ABI, backend, target, options,
-// content hash). For the interpreter the payload is the graph's .evoxcgraph JSON.
+// The header fields of a compiled artifact besides the format version, ABI and hash.
+struct ArtifactHeader {
+  std::string backend;
+  std::string target;   // "cpu"
+  std::string options;  // the resolved compile options, as text
+};
+
+// The compiler's output: a header (format version, ABI, backend, target, options, content
+// hash) and the backend's payload (for the interpreter: a compact binary encoding of the
+// verified graph). An artifact made by compile() keeps what the backend needs in memory
+// (for the interpreter, the graph), so load() never parses anything; its payload bytes and
+// hash are produced on first use (payload(), content_hash(), save()). Cheap to copy.
 class CompiledArtifact {
  public:
-  static constexpr int kFormatVersion = 1;
+  static constexpr int kFormatVersion = 2;  // 2: the backend's payload is binary
   static constexpr int kAbi = 1;
 
-  CompiledArtifact(std::string backend, std::string target, std::string options, std::string payload, Graph graph);
-  const std::string& backend() const { return backend_; }
-  const std::string& target() const { return target_; }
-  const std::string& options() const { return options_; }
-  const std::string& payload() const { return payload_; }
-  // FNV-1a 64 of the payload, hex.
-  const std::string& content_hash() const { return hash_; }
-  const Graph& graph() const { return graph_; }
+  // Serialises the backend's compiled program; `graph` is the artifact's graph.
+  using PayloadWriter = std::function<std::string(const Graph& graph)>;
+  // In memory: the payload is written by `write` on first use.
+  CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write);
+  // Read back from bytes: the payload is known.
+  CompiledArtifact(ArtifactHeader header, Graph graph, std::string payload);
 
-  // .evoxcartifact: a magic line, one JSON header line, then the payload. Written
-  // atomically; load() raises PersistenceError on a wrong magic, version, ABI, hash
-  // or a truncated file, and never recompiles.
+  const std::string& backend() const;
+  const std::string& target() const;
+  const std::string& options() const;
+  const ArtifactHeader& header() const;
+  const Graph& graph() const;
+  const std::string& payload() const;
+  // FNV-1a 64 of the payload, 16 hex digits.
+  const std::string& content_hash() const;
+
+  // .evoxcartifact: a magic line, one JSON header line, then the payload. save() writes
+  // atomically. load()/from_bytes() raise PersistenceError on a wrong magic, version, ABI,
+  // size or hash, on a backend this build does not have (naming the ones it has), and on a
+  // payload its backend cannot read back; they never recompile.
   void save(const std::string& path) const;
   static CompiledArtifact load(const std::string& path);
+  std::string to_bytes() const;
+  // `where` names the source in error messages (a path).
+  static CompiledArtifact from_bytes(std::string_view data, std::string_view where = "<bytes>");
 
  private:
-  std::string backend_, target_, options_, payload_, hash_;
-  Graph graph_;
+  struct State;
+  std::shared_ptr<State> state_;
 };
 
-namespace interp {
-class Program;
-}
+// What a backend's loaded program does; pipeline's Executable holds one and does the checks
+// every backend shares (counts, devices, the input tree) before calling it.
+class ExecutableImpl {
+ public:
+  virtual ~ExecutableImpl() = default;
+  // `inputs` has one tensor per graph input leaf (flattening order) on the executable's
+  // device; `outputs` one slot per output leaf. A defined output of the right shape and dtype
+  // is written in place, an undefined one allocated. Must be safe to call concurrently.
+  virtual void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const = 0;
+};
 
 // A device-bound, callable program. Cheap to copy (shared). run/execute are safe to
 // call from many threads at once.
 class Executable {
  public:
   Executable() = default;
+  // What a backend's load returns.
+  Executable(std::string backend, Device device, Graph graph, std::shared_ptr<const ExecutableImpl> impl);
+
   const Device& device() const;
   const Graph& graph() const;
   const std::string& backend() const;
   size_t num_inputs() const;
   size_t num_outputs() const;
+  const ExecutableImpl& implementation() const;
 
   // Tree in, tree out. `inputs` must match the graph's input tree, with the positions of
   // static arguments either present as None or left out entirely.
@@ -126,28 +178,69 @@ class Executable {
   // allocates nothing on the hot path. Undefined outputs are allocated.
   void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const;
 
-  struct Impl;
-  explicit Executable(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
-
  private:
-  const Impl& impl() const;
-  std::shared_ptr<const Impl> impl_;
+  struct State;
+  const State& state() const;
+  std::shared_ptr<const State> state_;
 };
 
 // ---- backends ----
 
+// A backend: lower, compile, load. The public stage functions do the checks every backend
+// shares (verification, capabilities over every op, backend names, devices) and then call
+// the backend's own step.
 class Backend {
  public:
+  explicit Backend(Capabilities caps) : caps_(std::move(caps)) {}
   virtual ~Backend() = default;
-  virtual const Capabilities& capabilities() const = 0;
-  virtual LoweredProgram lower(const Graph& graph) const = 0;
-  virtual CompiledArtifact compile(const LoweredProgram& lowered, const CompileOptions& options) const = 0;
-  virtual Executable load(const CompiledArtifact& artifact, Device device) const = 0;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  const std::string& name() const { return caps_.backend; }
+  const Capabilities& capabilities() const { return caps_; }
+
+  // verify(graph), then check_supported(graph), then the backend's lowering.
+  LoweredProgram lower(const Graph& graph) const;
+  // BackendError when `lowered` is for another backend.
+  CompiledArtifact compile(const LoweredProgram& lowered, const CompileOptions& options) const;
+  // BackendError when the artifact is for another backend; DeviceError for a device kind
+  // the backend does not run on.
+  Executable load(const CompiledArtifact& artifact, Device device) const;
+
+  // BackendError for the first op (at any region depth) the capabilities exclude: an op
+  // without a rule, a dtype, regions or symbolic shapes the backend does not handle. The
+  // message names the op, its location, the enclosing op and the remedy.
+  void check_supported(const Graph& graph) const;
+
+  // Rebuilds an artifact from its header and payload (CompiledArtifact::load dispatches
+  // here on the header's backend). PersistenceError when the payload is malformed.
+  virtual CompiledArtifact deserialize(const ArtifactHeader& header, std::string payload) const = 0;
+
+ protected:
+  // The graph is verified and supported.
+  virtual LoweredProgram lower_verified(const Graph& graph) const = 0;
+  virtual CompiledArtifact compile_lowered(const LoweredProgram& lowered, const CompileOptions& options) const = 0;
+  // The device's kind is one of the capabilities' device_kinds.
+  virtual Executable load_artifact(const CompiledArtifact& artifact, Device device) const = 0;
+
+ private:
+  Capabilities caps_;
 };
 
-// The backends this build has, by name ("interp"). BackendError naming the known ones
-// when `name` is not one of them.
+// Makes a backend on first use (so a backend may build its tables lazily).
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+// Adds a backend under `name` (which must equal the name in its capabilities). Backends
+// call this from a namespace-scope static in their own object file; the registry is a
+// function-local static, so no static-initialisation order matters. InternalError when the
+// name is taken. Returns true, so it can initialise a static.
+bool register_backend(std::string name, BackendFactory factory);
+// The backend, made on first use. BackendError naming the backends this build has when
+// `name` is not one of them.
 const Backend& get_backend(std::string_view name);
+// nullptr when absent.
+const Backend* find_backend(std::string_view name);
+// The registered names, sorted.
 std::vector<std::string> backend_names();
 
 // Devices this host can run on (always cpu:0; more when device runtimes exist).
@@ -193,8 +286,15 @@ template <typename T>
 inline constexpr bool is_tensor_arg_v = !trace_detail::is_static_v<T>;
 }  // namespace pipeline_detail
 
+// Runs an executable on its whole input tree (a tuple with one entry per argument of the
+// traced function; static positions None or left out): exe.run(inputs). The type-erased
+// entry bindings use.
+Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs);
+
 // Runs an executable. Each argument is a Tensor, a Tree<Tensor>, a std::vector<Tensor>
 // or a std::map<std::string, Tensor> — one per tensor argument of the traced function.
+// (With one argument that is a Tree<Tensor>, the overload above takes it as the whole
+// input tree; wrap it as Tree<Tensor>::tuple({t}) to pass it as the first argument.)
 template <typename... Args>
 Tree<Tensor> run(const Executable& exe, const Args&... inputs) {
   return exe.run(Tree<Tensor>::tuple({pipeline_detail::to_input_tree(inputs)...}));
@@ -217,6 +317,22 @@ template <typename F, typename... Specs>
 Executable build_with(const BuildOptions& options, F&& fn, const Specs&... specs) {
   return build_graph(trace(std::forward<F>(fn), specs...), options);
 }
+
+// ---- the type-erased entries (bindings) ----
+
+// build_dynamic = trace_dynamic(fn, args) → lower → compile → load with `options`.
+Executable build_dynamic(const TraceFunction& fn, const std::vector<TraceArg>& args, const BuildOptions& options = {});
+
+// A leaf of an evaluate_dynamic argument: a Tensor (a graph input of its shape and dtype)
+// or a static value, at any position of the argument's pytree.
+using EvalLeaf = std::variant<Tensor, bool, int64_t, double, std::string, DType>;
+using EvalArg = Tree<EvalLeaf>;
+
+// evaluate_dynamic = specs from the tensors (each Tensor leaf becomes a TensorSpec of its
+// concrete shape and dtype; statics pass through) → build_dynamic → run on the tensors
+// (a tuple with one entry per argument, statics as None).
+Tree<Tensor> evaluate_dynamic(const TraceFunction& fn, const std::vector<EvalArg>& args,
+                              const BuildOptions& options = {});
 
 // evaluate = derive specs from the tensors (static arguments pass through) → build → run.
 template <typename F, typename... Args>
