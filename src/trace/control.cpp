@@ -1,8 +1,9 @@
-// Tracing of control flow: regions are traced by pushing their blocks on the trace context.
+// Tracing of control flow: a detached op per call, each region traced into it once through the Builder, then inserted.
 #include "evoxc/trace/control.h"
 
 #include <memory>
 
+#include "emit.h"
 #include "evoxc/core/error.h"
 #include "evoxc/ops/op_def.h"
 
@@ -15,7 +16,7 @@ namespace {
 // Pops the pushed block however the traced function leaves.
 class BlockScope {
  public:
-  BlockScope(TraceContext& ctx, Block* b) : ctx_(ctx) { ctx_.push_block(b); }
+  BlockScope(TraceContext& ctx, Block& b) : ctx_(ctx) { ctx_.push_block(b); }
   ~BlockScope() { ctx_.pop_block(); }
   BlockScope(const BlockScope&) = delete;
   BlockScope& operator=(const BlockScope&) = delete;
@@ -24,44 +25,33 @@ class BlockScope {
   TraceContext& ctx_;
 };
 
-// Traces every region of `op` and ends each block with a return; returns the output trees.
-std::vector<Tree<SymbolicTensor>> trace_regions(TraceContext& ctx, Operation& op, const std::string& name,
+// Traces every region of the detached `op` once and ends each block with a return;
+// returns the output trees.
+std::vector<Tree<SymbolicTensor>> trace_regions(TraceContext& ctx, Operation& op,
                                                 const std::vector<RegionSpec>& regions) {
   std::vector<Tree<SymbolicTensor>> outs;
+  outs.reserve(regions.size());
   for (size_t r = 0; r < regions.size(); ++r) {
     Block& b = op.region(r).block();
     std::vector<SymbolicTensor> args;
-    for (const TensorType& t : regions[r].arg_types) args.emplace_back(&ctx, b.add_argument(t));
-    Tree<SymbolicTensor> out;
-    {
-      BlockScope scope(ctx, &b);
-      out = regions[r].fn(args);
-    }
+    args.reserve(regions[r].arg_types.size());
+    for (const TensorType& t : regions[r].arg_types) args.push_back(ctx.wrap(b.add_argument(t)));
+    BlockScope scope(ctx, b);
+    Tree<SymbolicTensor> out = regions[r].fn(args);
     std::vector<Value*> values;
     for (const SymbolicTensor& l : out.flatten()) {
       if (!l.defined())
-        throw TraceError(name + ": region " + std::to_string(r) + " returned an undefined SymbolicTensor");
-      if (l.context() != &ctx)
-        throw TraceError(name + ": region " + std::to_string(r) + " returned a value of another trace");
+        throw TraceError(op.name() + ": region " + std::to_string(r) + " returned an undefined SymbolicTensor");
+      if (l.generation() != ctx.generation())
+        throw TraceError(op.name() + ": region " + std::to_string(r) + " returned a value of another trace");
       values.push_back(l.value());
     }
-    b.append("return", std::move(values), {}, {}, {});
+    // Region terminators carry no location, as main's.
+    ctx.set_location({});
+    ctx.builder().create_return(std::move(values));
     outs.push_back(std::move(out));
   }
   return outs;
-}
-
-std::vector<TensorType> infer_with_regions(const std::string& name, const std::vector<TensorType>& operand_types,
-                                           const AttrMap& attrs, const Operation& op, const Location& loc) {
-  const OpDef& def = get_op(name);
-  try {
-    infer_result_types(def, operand_types, attrs);
-    return def.infer_regions(operand_types, attrs, op);
-  } catch (const ShapeError& e) {
-    throw ShapeError(std::string(e.what()) + " (at " + loc.to_string() + ")");
-  } catch (const TypeError& e) {
-    throw TypeError(std::string(e.what()) + " (at " + loc.to_string() + ")");
-  }
 }
 
 void leaf_paths(const Tree<SymbolicTensor>& t, const std::string& path, std::vector<std::string>& out) {
@@ -114,40 +104,49 @@ void require_same_tree(const std::string& op, const Tree<SymbolicTensor>& want, 
   }
 }
 
-std::vector<SymbolicTensor> emit_control(const std::string& op, const std::vector<SymbolicTensor>& operands,
-                                         AttrMap attrs, const std::vector<RegionSpec>& regions,
-                                         const OutputCheck& check, const std::source_location& src) {
+const OpDef& cond_op() { return EVOXC_OP("cond"); }
+const OpDef& while_loop_op() { return EVOXC_OP("while_loop"); }
+const OpDef& scan_op() { return EVOXC_OP("scan"); }
+
+std::vector<SymbolicTensor> emit_control(const OpDef& def, const std::vector<SymbolicTensor>& operands, AttrMap attrs,
+                                         const std::vector<RegionSpec>& regions, const OutputCheck& check,
+                                         const std::source_location& src) {
   TraceContext* ctx = nullptr;
   for (const auto& o : operands)
-    if (o.context()) ctx = o.context();
+    if (o.defined()) {
+      ctx = o.context();  // checked: the operand belongs to the innermost active trace
+      break;
+    }
   if (!ctx) ctx = &TraceContext::current();
-  Location loc = make_location(src);
+  ctx->locate(src);
+  Builder& b = ctx->builder();
   std::vector<Value*> values;
   std::vector<TensorType> types;
+  values.reserve(operands.size());
+  types.reserve(operands.size());
   for (const auto& o : operands) {
-    if (!o.defined()) throw TraceError(op + " at " + loc.to_string() + ": an operand is an undefined SymbolicTensor");
-    if (o.context() != ctx) throw TraceError(op + " at " + loc.to_string() + ": an operand belongs to another trace");
-    values.push_back(o.value());
-    types.push_back(o.type());
+    values.push_back(ctx->use(o, def));
+    types.push_back(values.back()->type());
   }
   // Operand checks first, so a bad predicate is reported before any branch is traced.
   try {
-    infer_result_types(get_op(op), types, attrs);
+    infer_result_types(def, types, attrs);
   } catch (const ShapeError& e) {
-    throw ShapeError(std::string(e.what()) + " (at " + loc.to_string() + ")");
+    throw ShapeError(std::string(e.what()) + " (at " + b.location().to_string() + ")");
   } catch (const TypeError& e) {
-    throw TypeError(std::string(e.what()) + " (at " + loc.to_string() + ")");
+    throw TypeError(std::string(e.what()) + " (at " + b.location().to_string() + ")");
   }
-  // One pass: the op is built detached, its regions traced into it once (so a region
-  // function's side effects run once per trace), then its result types are inferred from
-  // the regions and it is inserted.
-  auto detached = Operation::create(get_op(op), values, {}, attrs, loc, regions.size());
-  std::vector<Tree<SymbolicTensor>> outs = trace_regions(*ctx, *detached, op, regions);
+  // One pass: the op is built detached, each region traced into it once (so a region
+  // function's side effects run once per trace), then inserting it infers its result
+  // types from operands, attributes and regions.
+  std::unique_ptr<Operation> op = b.create_detached(def, std::move(values), std::move(attrs), regions.size());
+  std::vector<Tree<SymbolicTensor>> outs = trace_regions(*ctx, *op, regions);
   check(outs);
-  detached->set_result_types(infer_with_regions(op, types, attrs, *detached, loc));
-  Operation* real = ctx->block().push_back(std::move(detached));
+  ctx->locate(src);  // the regions moved the location; inference errors name the control op
+  Operation* real = b.insert(std::move(op));
   std::vector<SymbolicTensor> out;
-  for (const auto& r : real->results()) out.emplace_back(ctx, r.get());
+  out.reserve(real->num_results());
+  for (const auto& r : real->results()) out.push_back(ctx->wrap(r.get()));
   return out;
 }
 

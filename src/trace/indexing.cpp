@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "emit.h"
 #include "evoxc/core/error.h"
 
 namespace evoxc {
@@ -72,7 +73,7 @@ int64_t static_extent(const DimExpr& d, const std::string& fn, const std::string
   return d.value();
 }
 
-SymbolicTensor scan_op(const char* op, const SymbolicTensor& x, std::optional<int64_t> axis, bool reverse,
+SymbolicTensor scan_op(const OpDef& op, const SymbolicTensor& x, std::optional<int64_t> axis, bool reverse,
                        bool accumulate, const SrcLoc& loc) {
   TraceContext& ctx = ctx_of(x);
   SymbolicTensor y = x;
@@ -83,7 +84,7 @@ SymbolicTensor scan_op(const char* op, const SymbolicTensor& x, std::optional<in
     if (is_bool(t) || (is_signed_int(t) && t != DType::I64)) y = astype(y, DType::I64, loc);
     if (is_unsigned_int(t) && t != DType::U64) y = astype(y, DType::U64, loc);
   }
-  int64_t a = normalize_axis(axis.value_or(0), y.rank(), op);
+  int64_t a = normalize_axis(axis.value_or(0), y.rank(), op.name);
   return ctx.emit1(op, {y}, {{"axis", a}, {"reverse", reverse}}, loc);
 }
 
@@ -92,7 +93,7 @@ SymbolicTensor scan_op(const char* op, const SymbolicTensor& x, std::optional<in
 SymbolicTensor gather(const SymbolicTensor& a, const SymbolicTensor& indices, std::vector<int64_t> axes, SrcLoc loc) {
   TraceContext& ctx = ctx_of(a);
   for (auto& ax : axes) ax = normalize_axis(ax, a.rank(), "gather");
-  return ctx.emit1("gather", {a, indices}, {{"axes", axes}}, loc);
+  return ctx.emit1(EVOXC_OP("gather"), {a, indices}, {{"axes", axes}}, loc);
 }
 
 SymbolicTensor scatter(const SymbolicTensor& a, const SymbolicTensor& indices, const Operand& updates,
@@ -111,7 +112,7 @@ SymbolicTensor scatter(const SymbolicTensor& a, const SymbolicTensor& indices, c
     Shape ws(std::move(want));
     if (u.shape() != ws && u.rank() <= ws.rank()) u = broadcast_to(u, ws, loc);
   }
-  return ctx.emit1("scatter", {a, indices, u}, {{"axes", axes}, {"mode", mode}}, loc);
+  return ctx.emit1(EVOXC_OP("scatter"), {a, indices, u}, {{"axes", axes}, {"mode", mode}}, loc);
 }
 
 SymbolicTensor take(const SymbolicTensor& a, const SymbolicTensor& indices, std::optional<int64_t> axis,
@@ -246,7 +247,7 @@ SymbolicTensor dynamic_slice(const SymbolicTensor& a, const std::vector<Operand>
       throw TypeError("dynamic_slice: start indices must be integers");
     ops.push_back(s.is_tensor() ? s.tensor() : fill(Shape{}, s, DType::I64, loc));
   }
-  return ctx.emit1("dynamic_slice", ops, {{"slice_sizes", sizes}}, loc);
+  return ctx.emit1(EVOXC_OP("dynamic_slice"), ops, {{"slice_sizes", sizes}}, loc);
 }
 
 SymbolicTensor dynamic_update_slice(const SymbolicTensor& a, const Operand& update, const std::vector<Operand>& starts,
@@ -258,7 +259,7 @@ SymbolicTensor dynamic_update_slice(const SymbolicTensor& a, const Operand& upda
       throw TypeError("dynamic_update_slice: start indices must be integers");
     ops.push_back(s.is_tensor() ? s.tensor() : fill(Shape{}, s, DType::I64, loc));
   }
-  return ctx.emit1("dynamic_update_slice", ops, {}, loc);
+  return ctx.emit1(EVOXC_OP("dynamic_update_slice"), ops, {}, loc);
 }
 
 SymbolicTensor sort(const SymbolicTensor& x, std::optional<int64_t> axis, SrcLoc loc) {
@@ -270,7 +271,7 @@ std::vector<SymbolicTensor> sort(const std::vector<SymbolicTensor>& xs, int64_t 
   TraceContext& ctx = ctx_of(xs[0]);
   if (xs[0].rank() == 0) throw ShapeError("sort: cannot sort a rank-0 tensor; give an axis of a rank >= 1 tensor");
   int64_t a = normalize_axis(axis, xs[0].rank(), "sort");
-  return ctx.emit("sort", xs, {{"dimension", a}, {"num_keys", num_keys}}, loc);
+  return ctx.emit(EVOXC_OP("sort"), xs, {{"dimension", a}, {"num_keys", num_keys}}, loc);
 }
 
 SymbolicTensor argsort(const SymbolicTensor& x, std::optional<int64_t> axis, SrcLoc loc) {
@@ -278,12 +279,12 @@ SymbolicTensor argsort(const SymbolicTensor& x, std::optional<int64_t> axis, Src
   SymbolicTensor y = axis ? x : flatten(x, loc);
   if (y.rank() == 0) throw ShapeError("argsort: cannot sort a rank-0 tensor");
   int64_t a = normalize_axis(axis.value_or(0), y.rank(), "argsort");
-  return ctx.emit1("argsort", {y}, {{"dimension", a}}, loc);
+  return ctx.emit1(EVOXC_OP("argsort"), {y}, {{"dimension", a}}, loc);
 }
 
 std::pair<SymbolicTensor, SymbolicTensor> top_k(const SymbolicTensor& x, int64_t k, SrcLoc loc) {
   TraceContext& ctx = ctx_of(x);
-  auto r = ctx.emit("top_k", {x}, {{"k", k}}, loc);
+  auto r = ctx.emit(EVOXC_OP("top_k"), {x}, {{"k", k}}, loc);
   return {r.at(0), r.at(1)};
 }
 
@@ -298,27 +299,27 @@ SymbolicTensor searchsorted(const SymbolicTensor& a, const Operand& v, const std
                                                     : ScalarKind::Float;
     t = promote_types(t, weak_scalar_result(t, k));
   }
-  return ctx.emit1("searchsorted", {astype(a, t, loc), as_tensor(ctx, v, t, loc)}, {{"side", side}}, loc);
+  return ctx.emit1(EVOXC_OP("searchsorted"), {astype(a, t, loc), as_tensor(ctx, v, t, loc)}, {{"side", side}}, loc);
 }
 
 SymbolicTensor cumsum(const SymbolicTensor& x, std::optional<int64_t> axis, bool reverse, SrcLoc loc) {
-  return scan_op("cumsum", x, axis, reverse, true, loc);
+  return scan_op(EVOXC_OP("cumsum"), x, axis, reverse, true, loc);
 }
 SymbolicTensor cumprod(const SymbolicTensor& x, std::optional<int64_t> axis, bool reverse, SrcLoc loc) {
-  return scan_op("cumprod", x, axis, reverse, true, loc);
+  return scan_op(EVOXC_OP("cumprod"), x, axis, reverse, true, loc);
 }
 SymbolicTensor cummax(const SymbolicTensor& x, std::optional<int64_t> axis, bool reverse, SrcLoc loc) {
-  return scan_op("cummax", x, axis, reverse, false, loc);
+  return scan_op(EVOXC_OP("cummax"), x, axis, reverse, false, loc);
 }
 SymbolicTensor cummin(const SymbolicTensor& x, std::optional<int64_t> axis, bool reverse, SrcLoc loc) {
-  return scan_op("cummin", x, axis, reverse, false, loc);
+  return scan_op(EVOXC_OP("cummin"), x, axis, reverse, false, loc);
 }
 
 SymbolicTensor logsumexp(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
   TraceContext& ctx = ctx_of(x);
   SymbolicTensor y = is_float(x.dtype()) ? x : astype(x, kDefaultFloat, loc);
   std::vector<int64_t> ax = axes.normalize(y.rank(), "logsumexp");
-  return ctx.emit1("reduce_logsumexp", {y}, {{"axes", ax}, {"keepdims", keepdims}}, loc);
+  return ctx.emit1(EVOXC_OP("reduce_logsumexp"), {y}, {{"axes", ax}, {"keepdims", keepdims}}, loc);
 }
 
 }  // namespace evoxc

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "emit.h"
 #include "evoxc/core/error.h"
 
 namespace evoxc {
@@ -62,7 +63,8 @@ SymbolicTensor slice_axis(const SymbolicTensor& x, size_t axis, int64_t start, i
   Shape lim = x.shape();
   st[axis] = start;
   lim[axis] = DimExpr(limit);
-  return ctx_of(x).emit1("slice", {x}, {{"start_indices", st}, {"limit_indices", lim}, {"strides", strides}}, loc);
+  return ctx_of(x).emit1(EVOXC_OP("slice"), {x}, {{"start_indices", st}, {"limit_indices", lim}, {"strides", strides}},
+                         loc);
 }
 
 int64_t static_extent(const SymbolicTensor& x, size_t axis, const char* fn) {
@@ -138,7 +140,7 @@ SymbolicTensor conv_general(const Operand& lhs_in, const Operand& rhs_in, std::v
   } else {
     throw ShapeError("conv: padding \"" + mode + "\" is not SAME, VALID or a list of (low, high) pairs");
   }
-  return ctx_of(lhs).emit1("conv", {lhs, rhs},
+  return ctx_of(lhs).emit1(EVOXC_OP("conv"), {lhs, rhs},
                            {{"window_strides", st},
                             {"padding", pads},
                             {"lhs_dilation", ld},
@@ -190,8 +192,9 @@ SymbolicTensor pad(const SymbolicTensor& x, std::vector<std::pair<int64_t, int64
     high.push_back(a);
   }
   AttrMap attrs = {{"low", low}, {"high", high}, {"mode", mode}};
-  if (mode == "constant") return ctx.emit1("pad", {x, scalar_of(constant_value, x.dtype(), "pad", loc)}, attrs, loc);
-  return ctx.emit1("pad", {x}, attrs, loc);
+  if (mode == "constant")
+    return ctx.emit1(EVOXC_OP("pad"), {x, scalar_of(constant_value, x.dtype(), "pad", loc)}, attrs, loc);
+  return ctx.emit1(EVOXC_OP("pad"), {x}, attrs, loc);
 }
 
 SymbolicTensor pad(const SymbolicTensor& x, int64_t pad_width, const std::string& mode, const Operand& constant_value,
@@ -204,28 +207,28 @@ SymbolicTensor pad_general(const SymbolicTensor& x, const Operand& value, std::v
                            std::vector<int64_t> high, std::vector<int64_t> interior, SrcLoc loc) {
   TraceContext& ctx = ctx_of(x);
   if (interior.empty()) interior.assign(x.rank(), 0);
-  return ctx.emit1("pad", {x, scalar_of(value, x.dtype(), "pad_general", loc)},
+  return ctx.emit1(EVOXC_OP("pad"), {x, scalar_of(value, x.dtype(), "pad_general", loc)},
                    {{"low", low}, {"high", high}, {"interior", interior}, {"mode", std::string("constant")}}, loc);
 }
 
 namespace {
-SymbolicTensor tri(const char* op, const SymbolicTensor& x, int64_t k, const SrcLoc& loc) {
+SymbolicTensor tri(const OpDef& op, const SymbolicTensor& x, int64_t k, const SrcLoc& loc) {
   SymbolicTensor m = x;
   if (x.rank() == 1) m = broadcast_to(x, Shape{x.shape()[0], x.shape()[0]}, loc);
-  if (m.rank() < 2) throw ShapeError(std::string(op) + ": needs rank >= 1, got a scalar");
+  if (m.rank() < 2) throw ShapeError(op.name + ": needs rank >= 1, got a scalar");
   return ctx_of(m).emit1(op, {m}, {{"k", k}}, loc);
 }
 }  // namespace
 
-SymbolicTensor tril(const SymbolicTensor& x, int64_t k, SrcLoc loc) { return tri("tril", x, k, loc); }
-SymbolicTensor triu(const SymbolicTensor& x, int64_t k, SrcLoc loc) { return tri("triu", x, k, loc); }
+SymbolicTensor tril(const SymbolicTensor& x, int64_t k, SrcLoc loc) { return tri(EVOXC_OP("tril"), x, k, loc); }
+SymbolicTensor triu(const SymbolicTensor& x, int64_t k, SrcLoc loc) { return tri(EVOXC_OP("triu"), x, k, loc); }
 
 SymbolicTensor diagonal(const SymbolicTensor& x, int64_t offset, int64_t axis1, int64_t axis2, SrcLoc loc) {
   if (x.rank() < 2) throw ShapeError("diagonal: needs rank >= 2, got (" + x.shape().to_string() + ")");
   int64_t a1 = normalize_axis(axis1, x.rank(), "diagonal");
   int64_t a2 = normalize_axis(axis2, x.rank(), "diagonal");
   if (a1 == a2) throw ShapeError("diagonal: axis1 and axis2 name the same axis " + std::to_string(a1));
-  return ctx_of(x).emit1("diagonal", {x}, {{"offset", offset}, {"axis1", a1}, {"axis2", a2}}, loc);
+  return ctx_of(x).emit1(EVOXC_OP("diagonal"), {x}, {{"offset", offset}, {"axis1", a1}, {"axis2", a2}}, loc);
 }
 
 SymbolicTensor flip(const SymbolicTensor& x, Axes axes, SrcLoc loc) {
@@ -235,7 +238,7 @@ SymbolicTensor flip(const SymbolicTensor& x, Axes axes, SrcLoc loc) {
   } else {
     ax = axes.normalize(x.rank(), "flip");
   }
-  return ctx_of(x).emit1("flip", {x}, {{"axes", ax}}, loc);
+  return ctx_of(x).emit1(EVOXC_OP("flip"), {x}, {{"axes", ax}}, loc);
 }
 
 SymbolicTensor roll(const SymbolicTensor& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& axes,
@@ -256,7 +259,7 @@ SymbolicTensor roll(const SymbolicTensor& x, const std::vector<int64_t>& shifts,
     ax.push_back(a);
     sv.push_back(s);
   }
-  return ctx_of(x).emit1("roll", {x}, {{"shifts", sv}, {"axes", ax}}, loc);
+  return ctx_of(x).emit1(EVOXC_OP("roll"), {x}, {{"shifts", sv}, {"axes", ax}}, loc);
 }
 
 SymbolicTensor roll(const SymbolicTensor& x, int64_t shift, std::optional<int64_t> axis, SrcLoc loc) {
@@ -275,7 +278,7 @@ SymbolicTensor tile(const SymbolicTensor& x, std::vector<int64_t> reps, SrcLoc l
   if (reps.size() < y.rank()) reps.insert(reps.begin(), y.rank() - reps.size(), 1);
   for (int64_t r : reps)
     if (r < 0) throw ShapeError("tile: reps must be >= 0, got " + std::to_string(r));
-  return ctx_of(y).emit1("tile", {y}, {{"reps", reps}}, loc);
+  return ctx_of(y).emit1(EVOXC_OP("tile"), {y}, {{"reps", reps}}, loc);
 }
 
 SymbolicTensor repeat(const SymbolicTensor& x, const std::vector<int64_t>& repeats, std::optional<int64_t> axis,
@@ -291,7 +294,7 @@ SymbolicTensor repeat(const SymbolicTensor& x, const std::vector<int64_t>& repea
   if (reps.size() > 1 && n.is_const() && static_cast<int64_t>(reps.size()) != n.value())
     throw ShapeError("repeat: " + std::to_string(reps.size()) + " repeats for an axis of extent " + n.to_string() +
                      "; give one count or one per element");
-  return ctx_of(y).emit1("repeat", {y}, {{"repeats", reps}, {"axis", a}}, loc);
+  return ctx_of(y).emit1(EVOXC_OP("repeat"), {y}, {{"repeats", reps}, {"axis", a}}, loc);
 }
 
 SymbolicTensor repeat(const SymbolicTensor& x, int64_t repeats, std::optional<int64_t> axis, SrcLoc loc) {
@@ -302,7 +305,7 @@ SymbolicTensor one_hot(const SymbolicTensor& x, int64_t num_classes, DType dtype
   if (!is_signed_int(x.dtype()) && !is_unsigned_int(x.dtype()))
     throw TypeError("one_hot: indices must have an int dtype, got " + std::string(dtype_name(x.dtype())) +
                     "; convert them with astype first");
-  return ctx_of(x).emit1("one_hot", {x}, {{"num_classes", num_classes}, {"dtype", dtype}}, loc);
+  return ctx_of(x).emit1(EVOXC_OP("one_hot"), {x}, {{"num_classes", num_classes}, {"dtype", dtype}}, loc);
 }
 
 namespace {
@@ -324,7 +327,8 @@ SymbolicTensor arange(const Operand& start, const Operand& stop, const Operand& 
   bool ints =
       std::holds_alternative<int64_t>(a) && std::holds_alternative<int64_t>(b) && std::holds_alternative<int64_t>(s);
   DType t = dtype.value_or(ints ? DType::I64 : kDefaultFloat);
-  return TraceContext::current().emit1("arange", {}, {{"start", a}, {"stop", b}, {"step", s}, {"dtype", t}}, loc);
+  return TraceContext::current().emit1(EVOXC_OP("arange"), {}, {{"start", a}, {"stop", b}, {"step", s}, {"dtype", t}},
+                                       loc);
 }
 
 SymbolicTensor arange(const Operand& stop, std::optional<DType> dtype, SrcLoc loc) {
@@ -334,7 +338,8 @@ SymbolicTensor arange(const Operand& stop, std::optional<DType> dtype, SrcLoc lo
 SymbolicTensor linspace(double start, double stop, int64_t num, bool endpoint, DType dtype, SrcLoc loc) {
   if (num < 0) throw ShapeError("linspace: num must be >= 0, got " + std::to_string(num));
   return TraceContext::current().emit1(
-      "linspace", {}, {{"start", start}, {"stop", stop}, {"num", num}, {"endpoint", endpoint}, {"dtype", dtype}}, loc);
+      EVOXC_OP("linspace"), {},
+      {{"start", start}, {"stop", stop}, {"num", num}, {"endpoint", endpoint}, {"dtype", dtype}}, loc);
 }
 
 std::vector<SymbolicTensor> split(const SymbolicTensor& x, int64_t sections, int64_t axis, SrcLoc loc) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "emit.h"
 #include "evoxc/core/error.h"
 
 namespace evoxc {
@@ -19,12 +20,12 @@ SymbolicTensor fl(const SymbolicTensor& x, const SrcLoc& loc) {
 SymbolicTensor to(const SymbolicTensor& x, DType t, const SrcLoc& loc) {
   return x.dtype() == t ? x : astype(x, t, loc);
 }
-std::vector<SymbolicTensor> emit(const std::string& op, const std::vector<SymbolicTensor>& xs, AttrMap attrs,
+std::vector<SymbolicTensor> emit(const OpDef& op, const std::vector<SymbolicTensor>& xs, AttrMap attrs,
                                  const SrcLoc& loc) {
   return xs[0].context()->emit(op, xs, std::move(attrs), loc);
 }
-SymbolicTensor emit1(const std::string& op, const std::vector<SymbolicTensor>& xs, AttrMap attrs, const SrcLoc& loc) {
-  return emit(op, xs, std::move(attrs), loc).at(0);
+SymbolicTensor emit1(const OpDef& op, const std::vector<SymbolicTensor>& xs, AttrMap attrs, const SrcLoc& loc) {
+  return xs[0].context()->emit1(op, xs, std::move(attrs), loc);
 }
 
 void need_matrix(const std::string& fn, const SymbolicTensor& a) {
@@ -88,7 +89,7 @@ SymbolicTensor dot_general(const SymbolicTensor& lhs, const SymbolicTensor& rhs,
   norm(rhs_contracting, rhs.rank());
   norm(rhs_batch, rhs.rank());
   DType t = promote_types(lhs.dtype(), rhs.dtype());
-  return emit1("dot_general", {to(lhs, t, loc), to(rhs, t, loc)},
+  return emit1(EVOXC_OP("dot_general"), {to(lhs, t, loc), to(rhs, t, loc)},
                {{"lhs_contracting_dims", lhs_contracting},
                 {"rhs_contracting_dims", rhs_contracting},
                 {"lhs_batch_dims", lhs_batch},
@@ -99,7 +100,7 @@ SymbolicTensor dot_general(const SymbolicTensor& lhs, const SymbolicTensor& rhs,
 namespace linalg {
 
 SymbolicTensor cholesky(const SymbolicTensor& a, bool upper, SrcLoc loc) {
-  return emit1("cholesky", {fl(a, loc)}, {{"lower", !upper}}, loc);
+  return emit1(EVOXC_OP("cholesky"), {fl(a, loc)}, {{"lower", !upper}}, loc);
 }
 
 SymbolicTensor solve(const SymbolicTensor& a0, const SymbolicTensor& b0, SrcLoc loc) {
@@ -112,7 +113,7 @@ SymbolicTensor solve(const SymbolicTensor& a0, const SymbolicTensor& b0, SrcLoc 
   const bool vec = b.rank() == 1;
   if (vec) b = expand_dims(b, {1}, loc);
   broadcast_batches("solve", a, b, loc);
-  SymbolicTensor x = emit1("solve", {a, b}, {}, loc);
+  SymbolicTensor x = emit1(EVOXC_OP("solve"), {a, b}, {}, loc);
   return vec ? squeeze(x, {static_cast<int64_t>(x.rank()) - 1}, loc) : x;
 }
 
@@ -126,30 +127,30 @@ SymbolicTensor triangular_solve(const SymbolicTensor& a0, const SymbolicTensor& 
   need_matrix("triangular_solve", b);
   broadcast_batches("triangular_solve", a, b, loc);
   return emit1(
-      "triangular_solve", {a, b},
+      EVOXC_OP("triangular_solve"), {a, b},
       {{"left_side", left_side}, {"lower", lower}, {"transpose_a", transpose_a}, {"unit_diagonal", unit_diagonal}},
       loc);
 }
 
-SymbolicTensor inv(const SymbolicTensor& a, SrcLoc loc) { return emit1("inv", {fl(a, loc)}, {}, loc); }
-SymbolicTensor det(const SymbolicTensor& a, SrcLoc loc) { return emit1("det", {fl(a, loc)}, {}, loc); }
+SymbolicTensor inv(const SymbolicTensor& a, SrcLoc loc) { return emit1(EVOXC_OP("inv"), {fl(a, loc)}, {}, loc); }
+SymbolicTensor det(const SymbolicTensor& a, SrcLoc loc) { return emit1(EVOXC_OP("det"), {fl(a, loc)}, {}, loc); }
 
 SlogdetResult slogdet(const SymbolicTensor& a, SrcLoc loc) {
-  auto r = emit("slogdet", {fl(a, loc)}, {}, loc);
+  auto r = emit(EVOXC_OP("slogdet"), {fl(a, loc)}, {}, loc);
   return {r[0], r[1]};
 }
 
 QRResult qr(const SymbolicTensor& a, const std::string& mode, SrcLoc loc) {
   if (mode != "reduced" && mode != "complete" && mode != "r")
     throw TypeError("linalg.qr: unknown mode \"" + mode + "\"; use \"reduced\", \"complete\" or \"r\"");
-  auto r = emit("qr", {fl(a, loc)}, {{"full_matrices", mode == "complete"}}, loc);
+  auto r = emit(EVOXC_OP("qr"), {fl(a, loc)}, {{"full_matrices", mode == "complete"}}, loc);
   if (mode == "r") return {SymbolicTensor(), r[1]};
   return {r[0], r[1]};
 }
 
 EighResult eigh(const SymbolicTensor& a, const std::string& UPLO, SrcLoc loc) {
   if (UPLO != "L" && UPLO != "U") throw TypeError("linalg.eigh: UPLO is \"" + UPLO + "\"; use \"L\" or \"U\"");
-  auto r = emit("eigh", {fl(a, loc)}, {{"lower", UPLO == "L"}}, loc);
+  auto r = emit(EVOXC_OP("eigh"), {fl(a, loc)}, {{"lower", UPLO == "L"}}, loc);
   return {r[0], r[1]};
 }
 SymbolicTensor eigvalsh(const SymbolicTensor& a, const std::string& UPLO, SrcLoc loc) {
@@ -157,11 +158,11 @@ SymbolicTensor eigvalsh(const SymbolicTensor& a, const std::string& UPLO, SrcLoc
 }
 
 SVDResult svd(const SymbolicTensor& a, bool full_matrices, SrcLoc loc) {
-  auto r = emit("svd", {fl(a, loc)}, {{"full_matrices", full_matrices}, {"compute_uv", true}}, loc);
+  auto r = emit(EVOXC_OP("svd"), {fl(a, loc)}, {{"full_matrices", full_matrices}, {"compute_uv", true}}, loc);
   return {r[0], r[1], r[2]};
 }
 SymbolicTensor svdvals(const SymbolicTensor& a, SrcLoc loc) {
-  return emit1("svd", {fl(a, loc)}, {{"full_matrices", false}, {"compute_uv", false}}, loc);
+  return emit1(EVOXC_OP("svd"), {fl(a, loc)}, {{"full_matrices", false}, {"compute_uv", false}}, loc);
 }
 
 SymbolicTensor matrix_rank(const SymbolicTensor& a0, std::optional<double> tol, std::optional<double> rtol,
@@ -173,7 +174,7 @@ SymbolicTensor matrix_rank(const SymbolicTensor& a0, std::optional<double> tol, 
   AttrMap attrs;
   if (tol) attrs["tol"] = *tol;
   if (rtol) attrs["rtol"] = *rtol;
-  return emit1("matrix_rank", {a}, std::move(attrs), loc);
+  return emit1(EVOXC_OP("matrix_rank"), {a}, std::move(attrs), loc);
 }
 
 namespace {
@@ -195,7 +196,7 @@ std::vector<int64_t> default_axes(const SymbolicTensor& x) {
 
 SymbolicTensor matrix_norm(const SymbolicTensor& x, const std::vector<int64_t>& axes, const std::string& ord,
                            bool keepdims, const SrcLoc& loc) {
-  SymbolicTensor r = emit1("norm", {axes_last(x, axes, loc)}, {{"ord", ord}}, loc);
+  SymbolicTensor r = emit1(EVOXC_OP("norm"), {axes_last(x, axes, loc)}, {{"ord", ord}}, loc);
   return keep(r, x.shape(), axes, keepdims, loc);
 }
 
@@ -209,14 +210,15 @@ SymbolicTensor norm(const SymbolicTensor& x0, std::optional<double> ord, std::op
     std::vector<int64_t> all;
     for (int64_t i = 0; i < static_cast<int64_t>(x.rank()); ++i) all.push_back(i);
     SymbolicTensor flat = reshape(x, Shape{x.shape().num_elements()}, loc);
-    SymbolicTensor r = emit1("norm", {flat}, {{"ord", std::string("vector")}, {"p", 2.0}}, loc);
+    SymbolicTensor r = emit1(EVOXC_OP("norm"), {flat}, {{"ord", std::string("vector")}, {"p", 2.0}}, loc);
     return keep(r, x.shape(), all, keepdims, loc);
   }
   std::vector<int64_t> axes = axis ? norm_axes(*axis, x.rank(), "linalg.norm") : default_axes(x);
   if (axes.size() == 1) {
     double p = ord.value_or(2.0);
     if (std::isnan(p)) throw TypeError("linalg.norm: ord is NaN; give a number or +-inf");
-    SymbolicTensor r = emit1("norm", {axes_last(x, axes, loc)}, {{"ord", std::string("vector")}, {"p", p}}, loc);
+    SymbolicTensor r =
+        emit1(EVOXC_OP("norm"), {axes_last(x, axes, loc)}, {{"ord", std::string("vector")}, {"p", p}}, loc);
     return keep(r, x.shape(), axes, keepdims, loc);
   }
   if (axes.size() != 2)
@@ -255,11 +257,13 @@ SymbolicTensor norm(const SymbolicTensor& x0, const std::string& ord, std::optio
 }
 
 LUResult lu(const SymbolicTensor& a, SrcLoc loc) {
-  auto r = emit("lu", {fl(a, loc)}, {}, loc);
+  auto r = emit(EVOXC_OP("lu"), {fl(a, loc)}, {}, loc);
   return {r[0], r[1], r[2]};
 }
 
-SymbolicTensor matrix_exp(const SymbolicTensor& a, SrcLoc loc) { return emit1("matrix_exp", {fl(a, loc)}, {}, loc); }
+SymbolicTensor matrix_exp(const SymbolicTensor& a, SrcLoc loc) {
+  return emit1(EVOXC_OP("matrix_exp"), {fl(a, loc)}, {}, loc);
+}
 
 SymbolicTensor trace(const SymbolicTensor& a, int64_t offset, int64_t axis1, int64_t axis2, SrcLoc loc) {
   if (!a.defined()) throw TraceError("use of an undefined (default-constructed) SymbolicTensor");
@@ -271,7 +275,7 @@ SymbolicTensor trace(const SymbolicTensor& a, int64_t offset, int64_t axis1, int
   // numpy.sum's accumulator: bool and signed ints in int64, unsigned in uint64.
   if (is_bool(t) || is_signed_int(t)) t = DType::I64;
   if (is_unsigned_int(t)) t = DType::U64;
-  return emit1("trace", {to(a, t, loc)}, {{"offset", offset}, {"axis1", a1}, {"axis2", a2}}, loc);
+  return emit1(EVOXC_OP("trace"), {to(a, t, loc)}, {{"offset", offset}, {"axis1", a1}, {"axis2", a2}}, loc);
 }
 
 }  // namespace linalg

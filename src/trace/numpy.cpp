@@ -11,7 +11,11 @@
 namespace evoxc {
 namespace {
 
-std::string at(const SrcLoc& loc) { return " (at " + make_location(loc).to_string() + ")"; }
+// " (at f.py:3:0)": the location an op would be recorded at (a LocationScope's, when one is active).
+std::string at(const SrcLoc& loc) {
+  TraceContext* ctx = TraceContext::current_or_null();
+  return " (at " + (ctx ? ctx->location_of(loc) : make_location(loc)).to_string() + ")";
+}
 
 // astype that emits nothing when the dtype already matches.
 SymbolicTensor cast(const SymbolicTensor& x, DType t, SrcLoc loc) {

@@ -5,19 +5,20 @@
 #include <cfloat>
 #include <limits>
 
+#include "emit.h"
 #include "evoxc/core/error.h"
 
 namespace evoxc {
 
 namespace {
 
-TraceContext& context_of(std::initializer_list<const Operand*> ops) {
+// The trace of the tensor operands (each checked, so a misuse names the op and location), or
+// the innermost active trace when all operands are host scalars.
+TraceContext& context_of(const OpDef& op, std::initializer_list<const Operand*> ops, const SrcLoc& loc) {
+  TraceContext* ctx = nullptr;
   for (const Operand* o : ops)
-    if (o->is_tensor()) {
-      if (!o->tensor().defined()) throw TraceError("use of an undefined (default-constructed) SymbolicTensor");
-      return *o->tensor().context();
-    }
-  return TraceContext::current();
+    if (o->is_tensor()) ctx = &TraceContext::of(o->tensor(), op, loc);
+  return ctx ? *ctx : TraceContext::current();
 }
 
 ScalarKind scalar_kind(const Operand& o) {
@@ -67,12 +68,15 @@ SymbolicTensor full_scalar(TraceContext& ctx, const Shape& shape, const Operand&
       throw TypeError("cannot represent the scalar " + std::to_string(d) + " in " + std::string(dtype_name(t)));
     v = static_cast<int64_t>(d);
   }
-  return ctx.emit1("full", {}, {{"shape", shape}, {"value", v}, {"dtype", t}}, loc);
+  // Rank-0 scalars (the weakly typed operands of binary ops) are emitted once per block.
+  if (shape.rank() == 0) return ctx.scalar(v, t, loc);
+  return ctx.emit1(EVOXC_OP("full"), {}, trace_internal::make_attrs("dtype", t, "shape", shape, "value", std::move(v)),
+                   loc);
 }
 
 SymbolicTensor to_dtype(const SymbolicTensor& x, DType t, const SrcLoc& loc) {
   if (x.dtype() == t) return x;
-  return x.context()->emit1("convert", {x}, {{"dtype", t}}, loc);
+  return x.context()->emit1(EVOXC_OP("convert"), {x}, trace_internal::make_attrs("dtype", t), loc);
 }
 
 // Materialises an operand as a tensor of dtype t (scalars become rank-0 `full`).
@@ -83,8 +87,8 @@ SymbolicTensor lift(TraceContext& ctx, const Operand& o, DType t, const SrcLoc& 
 
 SymbolicTensor as_bool(const SymbolicTensor& x, const SrcLoc& loc) { return to_dtype(x, DType::Bool, loc); }
 
-SymbolicTensor unary_op(const char* op, const Operand& x, const SrcLoc& loc, bool float_only, AttrMap attrs = {}) {
-  TraceContext& ctx = context_of({&x});
+SymbolicTensor unary_op(const OpDef& op, const Operand& x, const SrcLoc& loc, bool float_only, AttrMap attrs = {}) {
+  TraceContext& ctx = context_of(op, {&x}, loc);
   DType t = result_dtype({&x});
   if (float_only && !is_float(t)) t = kDefaultFloat;
   return ctx.emit1(op, {lift(ctx, x, t, loc)}, std::move(attrs), loc);
@@ -92,9 +96,9 @@ SymbolicTensor unary_op(const char* op, const Operand& x, const SrcLoc& loc, boo
 
 enum class BinaryRule { Same, Float, Bool };
 
-SymbolicTensor binary_op(const char* op, const Operand& a, const Operand& b, const SrcLoc& loc,
+SymbolicTensor binary_op(const OpDef& op, const Operand& a, const Operand& b, const SrcLoc& loc,
                          BinaryRule rule = BinaryRule::Same) {
-  TraceContext& ctx = context_of({&a, &b});
+  TraceContext& ctx = context_of(op, {&a, &b}, loc);
   DType t = result_dtype({&a, &b});
   if (rule == BinaryRule::Float && !is_float(t)) t = kDefaultFloat;
   if (rule == BinaryRule::Bool) {
@@ -105,8 +109,8 @@ SymbolicTensor binary_op(const char* op, const Operand& a, const Operand& b, con
   return ctx.emit1(op, {lift(ctx, a, t, loc), lift(ctx, b, t, loc)}, {}, loc);
 }
 
-SymbolicTensor reduce_op(const char* op, const SymbolicTensor& x, const Axes& axes, bool keepdims, const SrcLoc& loc) {
-  std::vector<int64_t> ax = axes.normalize(x.rank(), op);
+SymbolicTensor reduce_op(const OpDef& op, const SymbolicTensor& x, const Axes& axes, bool keepdims, const SrcLoc& loc) {
+  std::vector<int64_t> ax = axes.normalize(x.rank(), op.name);
   return x.context()->emit1(op, {x}, {{"axes", ax}, {"keepdims", keepdims}}, loc);
 }
 
@@ -116,7 +120,7 @@ DType accumulator(DType t) {
   return t;
 }
 
-SymbolicTensor arg_op(const char* op, const SymbolicTensor& x, std::optional<int64_t> axis, bool keepdims,
+SymbolicTensor arg_op(const OpDef& op, const SymbolicTensor& x, std::optional<int64_t> axis, bool keepdims,
                       const SrcLoc& loc) {
   TraceContext& ctx = *x.context();
   if (!axis) {
@@ -126,7 +130,7 @@ SymbolicTensor arg_op(const char* op, const SymbolicTensor& x, std::optional<int
     if (keepdims) return reshape(r, Shape(std::vector<DimExpr>(x.rank(), DimExpr(1))), loc);
     return r;
   }
-  int64_t a = normalize_axis(*axis, x.rank(), op);
+  int64_t a = normalize_axis(*axis, x.rank(), op.name);
   return ctx.emit1(op, {x}, {{"axis", a}, {"keepdims", keepdims}, {"index_dtype", kIndexType}}, loc);
 }
 
@@ -160,7 +164,7 @@ std::vector<int64_t> Axes::normalize(size_t rank, const std::string& what) const
 }
 
 #define EVOXC_UNARY_IMPL(name, op, float_only) \
-  SymbolicTensor name(const Operand& x, SrcLoc loc) { return unary_op(op, x, loc, float_only); }
+  SymbolicTensor name(const Operand& x, SrcLoc loc) { return unary_op(EVOXC_OP(op), x, loc, float_only); }
 EVOXC_UNARY_IMPL(negative, "neg", false)
 EVOXC_UNARY_IMPL(abs, "abs", false)
 EVOXC_UNARY_IMPL(sign, "sign", false)
@@ -208,26 +212,28 @@ EVOXC_UNARY_IMPL(popcount, "popcount", false)
 #undef EVOXC_UNARY_IMPL
 
 SymbolicTensor logical_not(const Operand& x, SrcLoc loc) {
-  TraceContext& ctx = context_of({&x});
-  return ctx.emit1("logical_not", {as_bool(lift(ctx, x, result_dtype({&x}), loc), loc)}, {}, loc);
+  TraceContext& ctx = context_of(EVOXC_OP("logical_not"), {&x}, loc);
+  return ctx.emit1(EVOXC_OP("logical_not"), {as_bool(lift(ctx, x, result_dtype({&x}), loc), loc)}, {}, loc);
 }
 
 SymbolicTensor gelu(const Operand& x, bool approximate, SrcLoc loc) {
-  return unary_op("gelu", x, loc, true, {{"approximate", approximate}});
+  return unary_op(EVOXC_OP("gelu"), x, loc, true, {{"approximate", approximate}});
 }
 
 SymbolicTensor nan_to_num(const Operand& x, double nan, std::optional<double> posinf, std::optional<double> neginf,
                           SrcLoc loc) {
-  TraceContext& ctx = context_of({&x});
+  TraceContext& ctx = context_of(EVOXC_OP("nan_to_num"), {&x}, loc);
   DType t = result_dtype({&x});
   if (!is_float(t)) return lift(ctx, x, t, loc);  // no NaN or inf to replace, as numpy
   double big = largest_finite(t);
-  return ctx.emit1("nan_to_num", {lift(ctx, x, t, loc)},
+  return ctx.emit1(EVOXC_OP("nan_to_num"), {lift(ctx, x, t, loc)},
                    {{"nan", nan}, {"posinf", posinf.value_or(big)}, {"neginf", neginf.value_or(-big)}}, loc);
 }
 
-#define EVOXC_BINARY_IMPL(name, op, rule) \
-  SymbolicTensor name(const Operand& a, const Operand& b, SrcLoc loc) { return binary_op(op, a, b, loc, rule); }
+#define EVOXC_BINARY_IMPL(name, op, rule)                               \
+  SymbolicTensor name(const Operand& a, const Operand& b, SrcLoc loc) { \
+    return binary_op(EVOXC_OP(op), a, b, loc, rule);                    \
+  }
 EVOXC_BINARY_IMPL(add, "add", BinaryRule::Same)
 EVOXC_BINARY_IMPL(subtract, "subtract", BinaryRule::Same)
 EVOXC_BINARY_IMPL(multiply, "multiply", BinaryRule::Same)
@@ -261,70 +267,72 @@ EVOXC_BINARY_IMPL(greater_equal, "greater_equal", BinaryRule::Same)
 
 SymbolicTensor right_shift(const Operand& a, const Operand& b, SrcLoc loc) {
   DType t = result_dtype({&a, &b});
-  return binary_op(is_unsigned_int(t) ? "shift_right_logical" : "shift_right_arithmetic", a, b, loc);
+  return binary_op(is_unsigned_int(t) ? EVOXC_OP("shift_right_logical") : EVOXC_OP("shift_right_arithmetic"), a, b,
+                   loc);
 }
 
 SymbolicTensor select(const Operand& cond, const Operand& on_true, const Operand& on_false, SrcLoc loc) {
-  TraceContext& ctx = context_of({&cond, &on_true, &on_false});
+  TraceContext& ctx = context_of(EVOXC_OP("select"), {&cond, &on_true, &on_false}, loc);
   DType t = result_dtype({&on_true, &on_false});
   SymbolicTensor p = as_bool(lift(ctx, cond, result_dtype({&cond}), loc), loc);
-  return ctx.emit1("select", {p, lift(ctx, on_true, t, loc), lift(ctx, on_false, t, loc)}, {}, loc);
+  return ctx.emit1(EVOXC_OP("select"), {p, lift(ctx, on_true, t, loc), lift(ctx, on_false, t, loc)}, {}, loc);
 }
 SymbolicTensor where(const Operand& c, const Operand& a, const Operand& b, SrcLoc loc) { return select(c, a, b, loc); }
 
 SymbolicTensor clamp(const Operand& x, const Operand& lo, const Operand& hi, SrcLoc loc) {
-  TraceContext& ctx = context_of({&x, &lo, &hi});
+  TraceContext& ctx = context_of(EVOXC_OP("clamp"), {&x, &lo, &hi}, loc);
   DType t = result_dtype({&x, &lo, &hi});
-  return ctx.emit1("clamp", {lift(ctx, x, t, loc), lift(ctx, lo, t, loc), lift(ctx, hi, t, loc)}, {}, loc);
+  return ctx.emit1(EVOXC_OP("clamp"), {lift(ctx, x, t, loc), lift(ctx, lo, t, loc), lift(ctx, hi, t, loc)}, {}, loc);
 }
 SymbolicTensor clip(const Operand& x, const Operand& lo, const Operand& hi, SrcLoc loc) {
   return clamp(x, lo, hi, loc);
 }
 
 SymbolicTensor convert(const Operand& x, DType dtype, SrcLoc loc) {
-  TraceContext& ctx = context_of({&x});
+  TraceContext& ctx = context_of(EVOXC_OP("convert"), {&x}, loc);
   if (!x.is_tensor()) return full_scalar(ctx, Shape{}, x, dtype, loc);
-  return ctx.emit1("convert", {x.tensor()}, {{"dtype", dtype}}, loc);
+  return ctx.emit1(EVOXC_OP("convert"), {x.tensor()}, trace_internal::make_attrs("dtype", dtype), loc);
 }
 SymbolicTensor astype(const Operand& x, DType dtype, SrcLoc loc) { return convert(x, dtype, loc); }
 
 SymbolicTensor bitcast_convert(const SymbolicTensor& x, DType dtype, SrcLoc loc) {
-  return x.context()->emit1("bitcast_convert", {x}, {{"dtype", dtype}}, loc);
+  return x.context()->emit1(EVOXC_OP("bitcast_convert"), {x}, {{"dtype", dtype}}, loc);
 }
 
 SymbolicTensor sum(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
-  return reduce_op("reduce_sum", to_dtype(x, accumulator(x.dtype()), loc), axes, keepdims, loc);
+  return reduce_op(EVOXC_OP("reduce_sum"), to_dtype(x, accumulator(x.dtype()), loc), axes, keepdims, loc);
 }
 SymbolicTensor prod(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
-  return reduce_op("reduce_prod", to_dtype(x, accumulator(x.dtype()), loc), axes, keepdims, loc);
+  return reduce_op(EVOXC_OP("reduce_prod"), to_dtype(x, accumulator(x.dtype()), loc), axes, keepdims, loc);
 }
 SymbolicTensor max(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
-  return reduce_op("reduce_max", x, axes, keepdims, loc);
+  return reduce_op(EVOXC_OP("reduce_max"), x, axes, keepdims, loc);
 }
 SymbolicTensor min(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
-  return reduce_op("reduce_min", x, axes, keepdims, loc);
+  return reduce_op(EVOXC_OP("reduce_min"), x, axes, keepdims, loc);
 }
 SymbolicTensor mean(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
-  return reduce_op("reduce_mean", is_float(x.dtype()) ? x : to_dtype(x, kDefaultFloat, loc), axes, keepdims, loc);
+  return reduce_op(EVOXC_OP("reduce_mean"), is_float(x.dtype()) ? x : to_dtype(x, kDefaultFloat, loc), axes, keepdims,
+                   loc);
 }
 SymbolicTensor any(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
-  return reduce_op("reduce_any", as_bool(x, loc), axes, keepdims, loc);
+  return reduce_op(EVOXC_OP("reduce_any"), as_bool(x, loc), axes, keepdims, loc);
 }
 SymbolicTensor all(const SymbolicTensor& x, Axes axes, bool keepdims, SrcLoc loc) {
-  return reduce_op("reduce_all", as_bool(x, loc), axes, keepdims, loc);
+  return reduce_op(EVOXC_OP("reduce_all"), as_bool(x, loc), axes, keepdims, loc);
 }
 SymbolicTensor argmax(const SymbolicTensor& x, std::optional<int64_t> axis, bool keepdims, SrcLoc loc) {
-  return arg_op("argmax", x, axis, keepdims, loc);
+  return arg_op(EVOXC_OP("argmax"), x, axis, keepdims, loc);
 }
 SymbolicTensor argmin(const SymbolicTensor& x, std::optional<int64_t> axis, bool keepdims, SrcLoc loc) {
-  return arg_op("argmin", x, axis, keepdims, loc);
+  return arg_op(EVOXC_OP("argmin"), x, axis, keepdims, loc);
 }
 
 SymbolicTensor matmul(const Operand& a, const Operand& b, SrcLoc loc) {
-  TraceContext& ctx = context_of({&a, &b});
+  TraceContext& ctx = context_of(EVOXC_OP("dot"), {&a, &b}, loc);
   if (!a.is_tensor() || !b.is_tensor()) throw TraceError("matmul: both operands must be tensors, not scalars");
   DType t = result_dtype({&a, &b});
-  return ctx.emit1("dot", {lift(ctx, a, t, loc), lift(ctx, b, t, loc)}, {}, loc);
+  return ctx.emit1(EVOXC_OP("dot"), {lift(ctx, a, t, loc), lift(ctx, b, t, loc)}, {}, loc);
 }
 
 SymbolicTensor dot(const Operand& a, const Operand& b, SrcLoc loc) {
@@ -371,7 +379,7 @@ SymbolicTensor reshape(const SymbolicTensor& x, const Shape& shape, SrcLoc loc) 
                        ")");
     dims[static_cast<size_t>(infer)] = floordiv(n, known);
   }
-  return x.context()->emit1("reshape", {x}, {{"shape", Shape(std::move(dims))}}, loc);
+  return x.context()->emit1(EVOXC_OP("reshape"), {x}, {{"shape", Shape(std::move(dims))}}, loc);
 }
 
 SymbolicTensor transpose(const SymbolicTensor& x, std::optional<std::vector<int64_t>> perm, SrcLoc loc) {
@@ -381,16 +389,16 @@ SymbolicTensor transpose(const SymbolicTensor& x, std::optional<std::vector<int6
   } else {
     for (size_t i = x.rank(); i > 0; --i) p.push_back(static_cast<int64_t>(i - 1));
   }
-  return x.context()->emit1("transpose", {x}, {{"permutation", p}}, loc);
+  return x.context()->emit1(EVOXC_OP("transpose"), {x}, {{"permutation", p}}, loc);
 }
 
 SymbolicTensor broadcast_in_dim(const SymbolicTensor& x, const Shape& shape, std::vector<int64_t> dims, SrcLoc loc) {
-  return x.context()->emit1("broadcast_in_dim", {x}, {{"shape", shape}, {"broadcast_dimensions", std::move(dims)}},
-                            loc);
+  return x.context()->emit1(EVOXC_OP("broadcast_in_dim"), {x},
+                            {{"shape", shape}, {"broadcast_dimensions", std::move(dims)}}, loc);
 }
 
 SymbolicTensor broadcast_to(const Operand& x, const Shape& shape, SrcLoc loc) {
-  TraceContext& ctx = context_of({&x});
+  TraceContext& ctx = context_of(EVOXC_OP("broadcast_in_dim"), {&x}, loc);
   SymbolicTensor t = lift(ctx, x, result_dtype({&x}), loc);
   if (t.rank() > shape.rank())
     throw ShapeError("broadcast_to: cannot broadcast rank " + std::to_string(t.rank()) + " to rank " +
@@ -404,7 +412,7 @@ SymbolicTensor expand_dims(const SymbolicTensor& x, Axes axes, SrcLoc loc) {
   if (axes.is_all()) throw ShapeError("expand_dims: name the new axes");
   // New axes are numbered in the result, whose rank is the operand's plus their count.
   std::vector<int64_t> ax = axes.normalize(x.rank() + axes.count(), "expand_dims");
-  return x.context()->emit1("expand_dims", {x}, {{"axes", ax}}, loc);
+  return x.context()->emit1(EVOXC_OP("expand_dims"), {x}, {{"axes", ax}}, loc);
 }
 
 SymbolicTensor squeeze(const SymbolicTensor& x, Axes axes, SrcLoc loc) {
@@ -415,7 +423,7 @@ SymbolicTensor squeeze(const SymbolicTensor& x, Axes axes, SrcLoc loc) {
   } else {
     ax = axes.normalize(x.rank(), "squeeze");
   }
-  return x.context()->emit1("squeeze", {x}, {{"axes", ax}}, loc);
+  return x.context()->emit1(EVOXC_OP("squeeze"), {x}, {{"axes", ax}}, loc);
 }
 
 SymbolicTensor slice(const SymbolicTensor& x, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
@@ -453,7 +461,7 @@ SymbolicTensor slice(const SymbolicTensor& x, const std::vector<int64_t>& start,
       }
     }
   }
-  return x.context()->emit1("slice", {x},
+  return x.context()->emit1(EVOXC_OP("slice"), {x},
                             {{"start_indices", st}, {"limit_indices", Shape(std::move(lim))}, {"strides", sd}}, loc);
 }
 
@@ -464,12 +472,13 @@ SymbolicTensor concatenate(const std::vector<SymbolicTensor>& xs, int64_t axis, 
   std::vector<SymbolicTensor> ys;
   for (const auto& x : xs) ys.push_back(to_dtype(x, t, loc));
   int64_t a = normalize_axis(axis, xs[0].rank(), "concatenate");
-  return xs[0].context()->emit1("concatenate", ys, {{"axis", a}}, loc);
+  return xs[0].context()->emit1(EVOXC_OP("concatenate"), ys, {{"axis", a}}, loc);
 }
 
 SymbolicTensor iota(const Shape& shape, int64_t dimension, DType dtype, SrcLoc loc) {
   int64_t d = normalize_axis(dimension, shape.rank(), "iota");
-  return TraceContext::current().emit1("iota", {}, {{"shape", shape}, {"dimension", d}, {"dtype", dtype}}, loc);
+  return TraceContext::current().emit1(EVOXC_OP("iota"), {}, {{"shape", shape}, {"dimension", d}, {"dtype", dtype}},
+                                       loc);
 }
 
 SymbolicTensor fill(const Shape& shape, const Operand& value, std::optional<DType> dtype, SrcLoc loc) {
@@ -486,10 +495,11 @@ SymbolicTensor ones_like(const SymbolicTensor& x, SrcLoc loc) {
 
 SymbolicTensor constant(const Tensor& value, SrcLoc loc) {
   if (!value.defined()) throw TraceError("constant: undefined tensor");
-  Location l = make_location(loc);
+  TraceContext& ctx = TraceContext::current();
+  Location l = ctx.location_of(loc);
   warn("constant() embeds " + std::to_string(value.nbytes()) + " bytes of host data into the graph at " +
        l.to_string() + "; pass data as an input (TensorSpec) unless it is truly part of the program");
-  return TraceContext::current().emit1("constant", {}, {{"value", value.to(Device::cpu())}}, loc);
+  return ctx.emit1(EVOXC_OP("constant"), {}, {{"value", value.to(Device::cpu())}}, loc);
 }
 
 }  // namespace evoxc

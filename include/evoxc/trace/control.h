@@ -18,6 +18,8 @@
 
 namespace evoxc {
 
+struct OpDef;
+
 namespace control_detail {
 
 // Rebuilds a value of the C++ pytree type of `proto` with leaves taken in flattening order
@@ -86,11 +88,18 @@ struct RegionSpec {
 // TraceError naming the first mismatch.
 using OutputCheck = std::function<void(const std::vector<Tree<SymbolicTensor>>& outputs)>;
 
-// Emits a control op whose regions are traced from `regions`. Each region is traced
-// twice: once into a scratch op to learn the result types, once into the op itself.
-std::vector<SymbolicTensor> emit_control(const std::string& op, const std::vector<SymbolicTensor>& operands,
-                                         AttrMap attrs, const std::vector<RegionSpec>& regions,
-                                         const OutputCheck& check, const std::source_location& loc);
+// The control-flow ops, resolved once.
+const OpDef& cond_op();
+const OpDef& while_loop_op();
+const OpDef& scan_op();
+
+// Emits a control op whose regions are traced from `regions`: the op is created detached,
+// each region is traced into it exactly once (a region function runs once per trace, side
+// effects included), `check` sees the region outputs, and the op is inserted with result
+// types inferred from its regions.
+std::vector<SymbolicTensor> emit_control(const OpDef& op, const std::vector<SymbolicTensor>& operands, AttrMap attrs,
+                                         const std::vector<RegionSpec>& regions, const OutputCheck& check,
+                                         const std::source_location& loc);
 
 // TraceError unless `got` has the structure and leaf types of `want`: "<what> returns
 // tensor<3xf32> at [1] where <other> returns tensor<3xf64>".
@@ -136,7 +145,7 @@ auto cond(LocatedTensor pred, TF&& true_fn, FF&& false_fn, const Ops&... operand
   auto check = [](const std::vector<Tree<SymbolicTensor>>& outs) {
     control_detail::require_same_tree("cond", outs[0], "branch 0 (true_fn)", outs[1], "branch 1 (false_fn)");
   };
-  auto results = control_detail::emit_control("cond", flat, {}, regions, check, pred.loc);
+  auto results = control_detail::emit_control(control_detail::cond_op(), flat, {}, regions, check, pred.loc);
   return control_detail::rebuild_all(*proto, results);
 }
 
@@ -177,7 +186,7 @@ R switch_(LocatedTensor index, std::initializer_list<std::type_identity_t<std::f
     for (size_t i = 1; i < outs.size(); ++i)
       control_detail::require_same_tree("switch_", outs[0], "branch 0", outs[i], "branch " + std::to_string(i));
   };
-  auto results = control_detail::emit_control("cond", flat, {}, regions, check, index.loc);
+  auto results = control_detail::emit_control(control_detail::cond_op(), flat, {}, regions, check, index.loc);
   return control_detail::rebuild_all(*proto, results);
 }
 
@@ -202,7 +211,7 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init, std::source_location loc
                        (p.is_leaf() ? p.leaf().type().to_string() : "the structure " + p.structure_string()));
     control_detail::require_same_tree("while_loop", init_tree, "the initial carry", outs[1], "body_fn");
   };
-  auto results = control_detail::emit_control("while_loop", flat, {}, {c, b}, check, loc);
+  auto results = control_detail::emit_control(control_detail::while_loop_op(), flat, {}, {c, b}, check, loc);
   return control_detail::rebuild_all(init, results);
 }
 
@@ -240,7 +249,7 @@ auto scan(BF&& body_fn, const C& init, const X& xs, std::optional<int64_t> lengt
   if (reverse) attrs["reverse"] = true;
   std::vector<SymbolicTensor> flat = carry;
   flat.insert(flat.end(), xl.begin(), xl.end());
-  auto results = control_detail::emit_control("scan", flat, std::move(attrs), {b}, check, loc);
+  auto results = control_detail::emit_control(control_detail::scan_op(), flat, std::move(attrs), {b}, check, loc);
   std::vector<SymbolicTensor> rc(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(nc));
   std::vector<SymbolicTensor> ry(results.begin() + static_cast<std::ptrdiff_t>(nc), results.end());
   return std::pair<C, Y>{control_detail::rebuild_all(init, rc), control_detail::rebuild_all(*proto, ry)};
