@@ -163,53 +163,13 @@ std::vector<int64_t> Axes::normalize(size_t rank, const std::string& what) const
   return out;
 }
 
-#define EVOXC_UNARY_IMPL(name, op, float_only) \
-  SymbolicTensor name(const Operand& x, SrcLoc loc) { return unary_op(EVOXC_OP(op), x, loc, float_only); }
-EVOXC_UNARY_IMPL(negative, "neg", false)
-EVOXC_UNARY_IMPL(abs, "abs", false)
-EVOXC_UNARY_IMPL(sign, "sign", false)
-EVOXC_UNARY_IMPL(exp, "exp", true)
-EVOXC_UNARY_IMPL(exp2, "exp2", true)
-EVOXC_UNARY_IMPL(expm1, "expm1", true)
-EVOXC_UNARY_IMPL(log, "log", true)
-EVOXC_UNARY_IMPL(log2, "log2", true)
-EVOXC_UNARY_IMPL(log10, "log10", true)
-EVOXC_UNARY_IMPL(log1p, "log1p", true)
-EVOXC_UNARY_IMPL(sqrt, "sqrt", true)
-EVOXC_UNARY_IMPL(rsqrt, "rsqrt", true)
-EVOXC_UNARY_IMPL(cbrt, "cbrt", true)
-EVOXC_UNARY_IMPL(square, "square", false)
-EVOXC_UNARY_IMPL(reciprocal, "reciprocal", true)
-EVOXC_UNARY_IMPL(sin, "sin", true)
-EVOXC_UNARY_IMPL(cos, "cos", true)
-EVOXC_UNARY_IMPL(tan, "tan", true)
-EVOXC_UNARY_IMPL(arcsin, "asin", true)
-EVOXC_UNARY_IMPL(arccos, "acos", true)
-EVOXC_UNARY_IMPL(arctan, "atan", true)
-EVOXC_UNARY_IMPL(sinh, "sinh", true)
-EVOXC_UNARY_IMPL(cosh, "cosh", true)
-EVOXC_UNARY_IMPL(tanh, "tanh", true)
-EVOXC_UNARY_IMPL(arcsinh, "asinh", true)
-EVOXC_UNARY_IMPL(arccosh, "acosh", true)
-EVOXC_UNARY_IMPL(arctanh, "atanh", true)
-EVOXC_UNARY_IMPL(sigmoid, "sigmoid", true)
-EVOXC_UNARY_IMPL(erf, "erf", true)
-EVOXC_UNARY_IMPL(erfc, "erfc", true)
-EVOXC_UNARY_IMPL(erf_inv, "erf_inv", true)
-EVOXC_UNARY_IMPL(lgamma, "lgamma", true)
-EVOXC_UNARY_IMPL(digamma, "digamma", true)
-EVOXC_UNARY_IMPL(relu, "relu", false)
-EVOXC_UNARY_IMPL(softplus, "softplus", true)
-EVOXC_UNARY_IMPL(floor, "floor", true)
-EVOXC_UNARY_IMPL(ceil, "ceil", true)
-EVOXC_UNARY_IMPL(round, "round", true)
-EVOXC_UNARY_IMPL(trunc, "trunc", true)
-EVOXC_UNARY_IMPL(isnan, "isnan", false)
-EVOXC_UNARY_IMPL(isinf, "isinf", false)
-EVOXC_UNARY_IMPL(isfinite, "isfinite", false)
-EVOXC_UNARY_IMPL(bitwise_not, "bitwise_not", false)
-EVOXC_UNARY_IMPL(popcount, "popcount", false)
-#undef EVOXC_UNARY_IMPL
+#define EVOXC_UNARY_OP(name, op)                                           \
+  SymbolicTensor name(const Operand& x, SrcLoc loc) {                      \
+    const OpDef& def = EVOXC_OP(op);                                       \
+    return unary_op(def, x, loc, def.operand_dtypes == DTypeClass::Float); \
+  }
+#include "evoxc/trace/unary_ops.inc"
+#undef EVOXC_UNARY_OP
 
 SymbolicTensor logical_not(const Operand& x, SrcLoc loc) {
   TraceContext& ctx = context_of(EVOXC_OP("logical_not"), {&x}, loc);

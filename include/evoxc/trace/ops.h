@@ -33,53 +33,10 @@ class Axes {
 };
 
 // ---- elementwise unary (float-only functions convert int/bool operands to float32) ----
-#define EVOXC_UNARY(name) SymbolicTensor name(const Operand& x, SrcLoc loc = SrcLoc::current());
-EVOXC_UNARY(negative)
-EVOXC_UNARY(abs)
-EVOXC_UNARY(sign)
-EVOXC_UNARY(exp)
-EVOXC_UNARY(exp2)
-EVOXC_UNARY(expm1)
-EVOXC_UNARY(log)
-EVOXC_UNARY(log2)
-EVOXC_UNARY(log10)
-EVOXC_UNARY(log1p)
-EVOXC_UNARY(sqrt)
-EVOXC_UNARY(rsqrt)
-EVOXC_UNARY(cbrt)
-EVOXC_UNARY(square)
-EVOXC_UNARY(reciprocal)
-EVOXC_UNARY(sin)
-EVOXC_UNARY(cos)
-EVOXC_UNARY(tan)
-EVOXC_UNARY(arcsin)
-EVOXC_UNARY(arccos)
-EVOXC_UNARY(arctan)
-EVOXC_UNARY(sinh)
-EVOXC_UNARY(cosh)
-EVOXC_UNARY(tanh)
-EVOXC_UNARY(arcsinh)
-EVOXC_UNARY(arccosh)
-EVOXC_UNARY(arctanh)
-EVOXC_UNARY(sigmoid)
-EVOXC_UNARY(erf)
-EVOXC_UNARY(erfc)
-EVOXC_UNARY(erf_inv)
-EVOXC_UNARY(lgamma)
-EVOXC_UNARY(digamma)
-EVOXC_UNARY(relu)
-EVOXC_UNARY(softplus)
-EVOXC_UNARY(floor)
-EVOXC_UNARY(ceil)
-EVOXC_UNARY(round)
-EVOXC_UNARY(trunc)
-EVOXC_UNARY(isnan)
-EVOXC_UNARY(isinf)
-EVOXC_UNARY(isfinite)
-EVOXC_UNARY(logical_not)
-EVOXC_UNARY(bitwise_not)
-EVOXC_UNARY(popcount)
-#undef EVOXC_UNARY
+#define EVOXC_UNARY_OP(name, op) SymbolicTensor name(const Operand& x, SrcLoc loc = SrcLoc::current());
+#include "evoxc/trace/unary_ops.inc"
+#undef EVOXC_UNARY_OP
+SymbolicTensor logical_not(const Operand& x, SrcLoc loc = SrcLoc::current());
 inline SymbolicTensor neg(const Operand& x, SrcLoc loc = SrcLoc::current()) { return negative(x, loc); }
 SymbolicTensor gelu(const Operand& x, bool approximate = false, SrcLoc loc = SrcLoc::current());
 // numpy defaults: nan → 0, ±inf → the largest/lowest finite value of the dtype.
