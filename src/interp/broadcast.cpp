@@ -243,13 +243,12 @@ void require_broadcastable(PrepareCtx& ctx) {
     if (a.rank() > r.rank()) ctx.fail("operand " + std::to_string(k) + " has a higher rank than the result");
     size_t lead = r.rank() - a.rank();
     for (size_t i = 0; i < a.rank(); ++i)
-      ctx.require_broadcast(a.type.shape[i], r.type.shape[lead + i],
-                            "extent of axis " + std::to_string(i) + " of operand " + std::to_string(k) +
-                                " against axis " + std::to_string(lead + i) + " of the result");
+      ctx.require_broadcast(a.type().shape[i], r.type().shape[lead + i], [&] {
+        return "extent of axis " + std::to_string(i) + " of operand " + std::to_string(k) + " against axis " +
+               std::to_string(lead + i) + " of the result";
+      });
   }
 }
-
-std::string dt(DType t) { return std::string(dtype_name(t)); }
 
 // A run of tileable kernels executed tile by tile (see fuse_elementwise_runs).
 class FusedKernel final : public Kernel {
@@ -294,51 +293,31 @@ void fuse_elementwise_runs(std::vector<KernelPtr>& kernels) {
   }
 }
 
-KernelPtr make_elementwise_kernel(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
-  size_t n = ctx.op.num_operands();
-  if (ctx.op.num_results() != 1) ctx.fail("expects one result");
+KernelPtr unary_instruction(PrepareCtx& ctx, UnaryFn fn, const UnaryParams& params) {
+  const ValueDesc& a = ctx.operand(0);
   const ValueDesc& r = ctx.result();
-  if (name == "select" || name == "clamp") {
-    if (n != 3) ctx.fail("expects 3 operands, got " + std::to_string(n));
-    DType t = name == "select" ? ctx.operand(1).dtype() : ctx.operand(0).dtype();
-    if (name == "select" && ctx.operand(0).dtype() != DType::Bool) ctx.fail("the predicate must be bool");
-    for (size_t k = name == "select" ? 1 : 0; k < 3; ++k)
-      if (ctx.operand(k).dtype() != t || r.dtype() != t) ctx.fail("operands and result must share one dtype");
-    TernaryFn fn = name == "select" ? select_kernel(t) : clamp_kernel(t);
-    if (!fn) ctx.fail("no kernel for dtype " + dt(t));
-    require_broadcastable(ctx);
-    return std::make_unique<BroadcastKernel<3>>(fn, ctx);
+  if (a.rank() != r.rank()) ctx.fail("the result must have the operand's shape");
+  for (size_t i = 0; i < a.rank(); ++i)
+    ctx.require_equal(a.type().shape[i], r.type().shape[i], [&] { return "extent of axis " + std::to_string(i); });
+  if (size_of(a.dtype()) == size_of(r.dtype())) ctx.in_place_operands = 1u;
+  int64_t static_numel = -1;
+  if (ctx.all_static()) {
+    static_numel = 1;
+    for (size_t i = 0; i < r.rank(); ++i) static_numel *= ctx.static_dims(ctx.out[0])[i];
   }
-  if (n == 1) {
-    const ValueDesc& a = ctx.operand(0);
-    UnaryParams params;
-    UnaryFn fn = name == "convert" ? convert_kernel(a.dtype(), r.dtype())
-                                   : unary_kernel(name, a.dtype(), ctx.op.attributes(), &params);
-    if (!fn) ctx.fail("no kernel for dtype " + dt(a.dtype()) + (name == "convert" ? " to " + dt(r.dtype()) : ""));
-    if (a.rank() != r.rank()) ctx.fail("the result must have the operand's shape");
-    for (size_t i = 0; i < a.rank(); ++i)
-      ctx.require_equal(a.type.shape[i], r.type.shape[i], "extent of axis " + std::to_string(i));
-    if (size_of(a.dtype()) == size_of(r.dtype())) ctx.in_place_operands = {0};
-    int64_t static_numel = -1;
-    if (ctx.all_static()) {
-      static_numel = 1;
-      for (size_t i = 0; i < r.rank(); ++i) static_numel *= ctx.static_dims(ctx.out[0])[i];
-    }
-    return std::make_unique<UnaryKernel>(fn, params, ctx.in[0], ctx.out[0], size_of(a.dtype()), size_of(r.dtype()),
-                                         static_numel);
-  }
-  if (n == 2) {
-    DType t = ctx.operand(0).dtype();
-    if (ctx.operand(1).dtype() != t)
-      ctx.fail("operands have dtypes " + dt(t) + " and " + dt(ctx.operand(1).dtype()) + "; convert one first");
-    BinaryFn fn = binary_kernel(name, t);
-    if (!fn) ctx.fail("no kernel for dtype " + dt(t));
-    require_broadcastable(ctx);
-    if (size_of(t) == size_of(r.dtype())) ctx.in_place_operands = {0, 1};
-    return std::make_unique<BroadcastKernel<2>>(fn, ctx);
-  }
-  ctx.fail("expects 1 or 2 operands, got " + std::to_string(n));
+  return std::make_unique<UnaryKernel>(fn, params, ctx.in[0], ctx.out[0], size_of(a.dtype()), size_of(r.dtype()),
+                                       static_numel);
+}
+
+KernelPtr binary_instruction(PrepareCtx& ctx, BinaryFn fn) {
+  require_broadcastable(ctx);
+  if (size_of(ctx.operand(0).dtype()) == size_of(ctx.result().dtype())) ctx.in_place_operands = 0b11u;
+  return std::make_unique<BroadcastKernel<2>>(fn, ctx);
+}
+
+KernelPtr ternary_instruction(PrepareCtx& ctx, TernaryFn fn) {
+  require_broadcastable(ctx);
+  return std::make_unique<BroadcastKernel<3>>(fn, ctx);
 }
 
 }  // namespace evoxc::interp

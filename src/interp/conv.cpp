@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evoxc/ops/op_def.h"
+#include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -256,36 +257,32 @@ DimExpr dilate(const DimExpr& b, int64_t d) {
   return max(b * DimExpr(d) - DimExpr(d - 1), DimExpr(0));
 }
 
-}  // namespace
-
-bool is_conv_op(std::string_view op) { return op == "conv"; }
-
-KernelPtr make_conv_kernel(PrepareCtx& ctx) {
+// conv: the op's inference gives the result type the kernel relies on.
+KernelPtr make_conv(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 2 || ctx.op.num_results() != 1) ctx.fail("expects two operands and one result");
-  std::vector<TensorType> in = {ctx.operand(0).type, ctx.operand(1).type};
+  std::vector<TensorType> in = {ctx.operand(0).type(), ctx.operand(1).type()};
   std::vector<TensorType> want;
   try {
-    want = infer_result_types(get_op("conv"), in, ctx.op.attributes());
+    want = infer_result_types(op_def(ctx.op), in, ctx.attrs());
   } catch (const Error& e) {
     ctx.fail(e.what());
   }
   const ValueDesc& r = ctx.result();
   if (want.size() != 1 || want[0].dtype != r.dtype() || want[0].rank() != r.rank())
-    ctx.fail("the result type " + r.type.to_string() + " differs from the inferred " +
+    ctx.fail("the result type " + r.type().to_string() + " differs from the inferred " +
              (want.empty() ? std::string("nothing") : want[0].to_string()));
   for (size_t i = 0; i < r.rank(); ++i)
-    ctx.require_equal(want[0].shape[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
-  const AttrMap& at = ctx.op.attributes();
+    ctx.require_equal(want[0].shape[i], r.type().shape[i], "extent of result axis " + std::to_string(i));
   ConvGeometry g;
   g.n = static_cast<int>(r.rank()) - 2;
   if (g.n > kMaxSpatial) ctx.fail("the interpreter supports up to " + std::to_string(kMaxSpatial) + " spatial dims");
-  const auto& strides = attr_ints(at, "window_strides", ctx.where);
-  const auto& padding = attr_ints(at, "padding", ctx.where);
-  const auto& ld = attr_ints(at, "lhs_dilation", ctx.where);
-  const auto& rd = attr_ints(at, "rhs_dilation", ctx.where);
-  g.G = attr_int(at, "feature_group_count", ctx.where);
-  const Shape& xs = ctx.operand(0).type.shape;
-  const Shape& ws = ctx.operand(1).type.shape;
+  const auto& strides = ctx.attr_ints("window_strides");
+  const auto& padding = ctx.attr_ints("padding");
+  const auto& ld = ctx.attr_ints("lhs_dilation");
+  const auto& rd = ctx.attr_ints("rhs_dilation");
+  g.G = ctx.attr_int("feature_group_count");
+  const Shape& xs = ctx.operand(0).type().shape;
+  const Shape& ws = ctx.operand(1).type().shape;
   if (g.G > 1) ctx.require_equal(DimExpr(g.G) * ws[1], xs[1], "lhs features = groups * rhs input features");
   for (int d = 0; d < g.n; ++d) {
     auto i = static_cast<size_t>(d);
@@ -310,5 +307,9 @@ KernelPtr make_conv_kernel(PrepareCtx& ctx) {
   if (!fn) ctx.fail("conv needs a numeric dtype, got bool");
   return std::make_unique<ConvKernel>(ctx, fn, g);
 }
+
+}  // namespace
+
+void install_conv_kernels(KernelTable& t) { t.set("conv", &make_conv); }
 
 }  // namespace evoxc::interp

@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernel_table.h"
 #include "program.h"
 #include "scalar_convert.h"
 #include "thread_pool.h"
@@ -89,41 +90,49 @@ class FullKernel final : public Kernel {
 };
 
 void require_shape_attr(PrepareCtx& ctx) {
-  const Shape& want = attr_shape(ctx.op.attributes(), "shape", ctx.where);
+  const Shape& want = ctx.attr_shape("shape");
   const ValueDesc& r = ctx.result();
   if (want.rank() != r.rank()) ctx.fail("the result type differs from the shape attribute");
   for (size_t i = 0; i < r.rank(); ++i)
-    ctx.require_equal(want[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
-  if (ctx.op.attributes().count("dtype") && attr_dtype(ctx.op.attributes(), "dtype", ctx.where) != r.dtype())
+    ctx.require_equal(want[i], r.type().shape[i], [&] { return "extent of result axis " + std::to_string(i); });
+  if (ctx.has_attr("dtype") && ctx.attr_dtype("dtype") != r.dtype())
     ctx.fail("the result type differs from the dtype attribute");
 }
 
-}  // namespace
-
-bool is_creation_op(std::string_view op) { return op == "iota" || op == "full" || op == "constant"; }
-
-KernelPtr make_creation_kernel(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
+void require_no_operands(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 0 || ctx.op.num_results() != 1) ctx.fail("expects no operands and one result");
+}
+
+// constant: no kernel; the plan reads the attribute's tensor in place.
+KernelPtr make_constant(PrepareCtx& ctx) {
+  require_no_operands(ctx);
   const ValueDesc& r = ctx.result();
-  if (name == "constant") {
-    const Tensor& t = attr_tensor(ctx.op.attributes(), "value", ctx.where);
-    if (!t.defined()) ctx.fail("the value attribute holds no tensor");
-    t.raw_data();  // DeviceError now rather than on the first call
-    bool same = t.dtype() == r.dtype() && t.rank() == r.rank() && r.is_static;
-    for (size_t i = 0; same && i < t.rank(); ++i) same = r.type.shape[i].value() == t.shape()[i];
-    if (!same) ctx.fail("the value attribute's tensor does not match the result type " + r.type.to_string());
-    return nullptr;
-  }
+  const Tensor& t = ctx.attr_tensor("value");
+  if (!t.defined()) ctx.fail("the value attribute holds no tensor");
+  t.raw_data();  // DeviceError now rather than on the first call
+  bool same = t.dtype() == r.dtype() && t.rank() == r.rank() && r.is_static;
+  for (size_t i = 0; same && i < t.rank(); ++i) same = r.type().shape[i].value() == t.shape()[i];
+  if (!same) ctx.fail("the value attribute's tensor does not match the result type " + r.type().to_string());
+  ctx.constant = &t;
+  return nullptr;
+}
+
+KernelPtr make_iota(PrepareCtx& ctx) {
+  require_no_operands(ctx);
+  const ValueDesc& r = ctx.result();
   require_shape_attr(ctx);
-  if (name == "iota") {
-    int64_t dim = attr_int(ctx.op.attributes(), "dimension", ctx.where);
-    if (dim < 0 || dim >= static_cast<int64_t>(r.rank())) ctx.fail("dimension is out of range");
-    IotaFn fn = visit_dtype(r.dtype(), [](auto tag) -> IotaFn { return &iota_fill<decltype(tag)>; });
-    return std::make_unique<IotaKernel>(fn, ctx.out[0], r.dim_off, static_cast<int>(r.rank()), static_cast<int>(dim));
-  }
-  auto it = ctx.op.attributes().find("value");
-  if (it == ctx.op.attributes().end()) ctx.fail("missing the value attribute");
+  int64_t dim = ctx.attr_int("dimension");
+  if (dim < 0 || dim >= static_cast<int64_t>(r.rank())) ctx.fail("dimension is out of range");
+  IotaFn fn = visit_dtype(r.dtype(), [](auto tag) -> IotaFn { return &iota_fill<decltype(tag)>; });
+  return std::make_unique<IotaKernel>(fn, ctx.out[0], r.dim_off, static_cast<int>(r.rank()), static_cast<int>(dim));
+}
+
+KernelPtr make_full(PrepareCtx& ctx) {
+  require_no_operands(ctx);
+  const ValueDesc& r = ctx.result();
+  require_shape_attr(ctx);
+  auto it = ctx.attrs().find("value");
+  if (it == ctx.attrs().end()) ctx.fail("missing the value attribute");
   unsigned char bytes[8] = {};
   const Attribute& v = it->second;
   visit_dtype(r.dtype(), [&](auto tag) {
@@ -141,6 +150,14 @@ KernelPtr make_creation_kernel(PrepareCtx& ctx) {
     std::memcpy(bytes, &x, sizeof(T));
   });
   return std::make_unique<FullKernel>(ctx.out[0], size_of(r.dtype()), bytes);
+}
+
+}  // namespace
+
+void install_creation_kernels(KernelTable& t) {
+  t.set("constant", &make_constant);
+  t.set("iota", &make_iota);
+  t.set("full", &make_full);
 }
 
 }  // namespace evoxc::interp

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "evoxc/ops/op_def.h"
+#include "kernel_table.h"
 #include "lapack_util.h"
 #include "program.h"
 #include "thread_pool.h"
@@ -36,7 +37,7 @@ struct Io {
 
 // Attributes decoded once at prepare.
 struct Params {
-  bool b[4] = {false, false, false, false};  // op-specific flags (see each make_* below)
+  bool b[4] = {false, false, false, false};  // op-specific flags (see each setup_* below)
   int64_t i[3] = {0, 0, 0};
   double f = 0;
   int mode = 0;
@@ -941,10 +942,6 @@ EVOXC_WRAP(norm)
 EVOXC_WRAP(matrix_exp)
 #undef EVOXC_WRAP
 
-constexpr std::string_view kOps[] = {
-    "dot_general", "cholesky", "triangular_solve", "solve",       "lu",   "qr",         "eigh", "svd",
-    "inv",         "det",      "slogdet",          "matrix_rank", "norm", "matrix_exp", "trace"};
-
 bool get_bool(const PrepareCtx& ctx, const char* name) {
   const AttrMap& m = ctx.op.attributes();
   auto it = m.find(name);
@@ -953,131 +950,160 @@ bool get_bool(const PrepareCtx& ctx, const char* name) {
   return std::get<bool>(it->second);
 }
 
-}  // namespace
+// How each op fills the kernel's parameters and picks its routine for the operand dtype.
+using Setup = Fn (*)(PrepareCtx& ctx, DType t, Params& p);
 
-bool is_decomposition_op(std::string_view op) {
-  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+Fn setup_dot_general(PrepareCtx& ctx, DType t, Params& p) {
+  const std::string& name = ctx.op.name();
+  const AttrMap& attrs = ctx.attrs();
+  auto ints = [&](const char* n) { return attr_ints(attrs, n, name); };
+  const auto lb = ints("lhs_batch_dims"), lc = ints("lhs_contracting_dims");
+  const auto rb = ints("rhs_batch_dims"), rc = ints("rhs_contracting_dims");
+  const int ra = static_cast<int>(ctx.operand(0).rank()), rr = static_cast<int>(ctx.operand(1).rank());
+  p.nb = static_cast<int>(lb.size());
+  p.nc = static_cast<int>(lc.size());
+  auto build = [](int r, const std::vector<int64_t>& bt, const std::vector<int64_t>& ct, bool contract_last,
+                  int* perm) {
+    std::vector<bool> used(static_cast<size_t>(r), false);
+    int k = 0;
+    for (int64_t d : bt) {
+      perm[k++] = static_cast<int>(d);
+      used[static_cast<size_t>(d)] = true;
+    }
+    for (int64_t d : ct) used[static_cast<size_t>(d)] = true;
+    if (!contract_last)
+      for (int64_t d : ct) perm[k++] = static_cast<int>(d);
+    for (int i = 0; i < r; ++i)
+      if (!used[static_cast<size_t>(i)]) perm[k++] = i;
+    if (contract_last)
+      for (int64_t d : ct) perm[k++] = static_cast<int>(d);
+  };
+  build(ra, lb, lc, true, p.lperm);
+  build(rr, rb, rc, false, p.rperm);
+  return visit_dtype(t, [&](auto tag) -> Fn {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      ctx.fail("expects numeric operands, got bool");
+    } else {
+      return &dot_general_fn<T>;
+    }
+  });
 }
 
-KernelPtr make_decomposition_kernel(PrepareCtx& ctx) {
-  const std::string name = ctx.op.name().substr(ctx.op.name().rfind('.') + 1);
+Fn setup_trace(PrepareCtx& ctx, DType t, Params& p) {
+  const std::string& name = ctx.op.name();
+  p.i[0] = attr_int(ctx.attrs(), "offset", name);
+  p.i[1] = attr_int(ctx.attrs(), "axis1", name);
+  p.i[2] = attr_int(ctx.attrs(), "axis2", name);
+  return visit_dtype(t, [&](auto tag) -> Fn {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      ctx.fail("expects a numeric operand, got bool");
+    } else {
+      return &trace_fn<T>;
+    }
+  });
+}
+
+Fn setup_cholesky(PrepareCtx& ctx, DType t, Params& p) {
+  p.b[0] = get_bool(ctx, "lower");
+  return float_fn<cholesky_w>(ctx, t);
+}
+
+Fn setup_triangular_solve(PrepareCtx& ctx, DType t, Params& p) {
+  p.b[0] = get_bool(ctx, "left_side");
+  p.b[1] = get_bool(ctx, "lower");
+  p.b[2] = get_bool(ctx, "transpose_a");
+  p.b[3] = get_bool(ctx, "unit_diagonal");
+  return float_fn<triangular_solve_w>(ctx, t);
+}
+
+// A routine without attributes; `Mode` selects its variant (inv of solve, slogdet of det).
+template <template <typename> class F, int Mode = 0>
+Fn setup_plain(PrepareCtx& ctx, DType t, Params& p) {
+  p.mode = Mode;
+  return float_fn<F>(ctx, t);
+}
+
+template <template <typename> class F, int Flags>
+Fn setup_full_matrices(PrepareCtx& ctx, DType t, Params& p) {
+  p.b[0] = get_bool(ctx, "full_matrices");
+  if (Flags > 1) p.b[1] = get_bool(ctx, "compute_uv");
+  return float_fn<F>(ctx, t);
+}
+
+Fn setup_eigh(PrepareCtx& ctx, DType t, Params& p) {
+  p.b[0] = get_bool(ctx, "lower");
+  return float_fn<eigh_w>(ctx, t);
+}
+
+Fn setup_matrix_rank(PrepareCtx& ctx, DType t, Params& p) {
+  const std::string& name = ctx.op.name();
+  if (ctx.has_attr("tol")) {
+    p.mode = 1;
+    p.f = attr_float(ctx.attrs(), "tol", name);
+  } else if (ctx.has_attr("rtol")) {
+    p.mode = 2;
+    p.f = attr_float(ctx.attrs(), "rtol", name);
+  }
+  return float_fn<matrix_rank_w>(ctx, t);
+}
+
+Fn setup_norm(PrepareCtx& ctx, DType t, Params& p) {
+  const std::string& name = ctx.op.name();
+  const std::string& ord = attr_string(ctx.attrs(), "ord", name);
+  // The mode is the ord's index here; "vector" (0) takes the order from `p`.
+  static const std::string_view kOrds[] = {"vector", "fro", "nuc", "1", "2", "inf", "-1", "-2", "-inf"};
+  for (int i = 0; i < 9; ++i)
+    if (std::string_view(ord) == kOrds[i]) p.mode = i;
+  if (p.mode == 0) p.f = attr_float(ctx.attrs(), "p", name);
+  return float_fn<norm_w>(ctx, t);
+}
+
+template <Setup S>
+KernelPtr make_decomposition(PrepareCtx& ctx) {
   // Inference is the single source of the shape rules: every relation the kernel relies on (square
   // matrices, paired extents, result extents) is one inference proves over DimExprs, so a hand-built
   // graph whose result types differ from it is refused here rather than read out of range at run time.
   std::vector<TensorType> in_types, want;
-  for (size_t i = 0; i < ctx.in.size(); ++i) in_types.push_back(ctx.operand(i).type);
+  for (size_t i = 0; i < ctx.in.size(); ++i) in_types.push_back(ctx.operand(i).type());
   try {
-    want = infer_result_types(get_op(name), in_types, ctx.op.attributes());
+    want = infer_result_types(op_def(ctx.op), in_types, ctx.attrs());
   } catch (const Error& e) {
     ctx.fail(e.what());
   }
   if (want.size() != ctx.out.size())
     ctx.fail("has " + std::to_string(ctx.out.size()) + " results, inference gives " + std::to_string(want.size()));
   for (size_t i = 0; i < want.size(); ++i)
-    if (!(want[i] == ctx.result(i).type))
-      ctx.fail("result " + std::to_string(i) + " has type " + ctx.result(i).type.to_string() + ", inference gives " +
+    if (!(want[i] == ctx.result(i).type()))
+      ctx.fail("result " + std::to_string(i) + " has type " + ctx.result(i).type().to_string() + ", inference gives " +
                want[i].to_string());
   for (size_t i = 0; i < ctx.in.size(); ++i)
     if (ctx.operand(i).rank() > static_cast<uint32_t>(kMaxRank))
       ctx.fail("the interpreter supports rank up to " + std::to_string(kMaxRank));
-  const AttrMap& attrs = ctx.op.attributes();
-  const DType t = ctx.operand(0).dtype();
   Params p;
-  Fn fn = nullptr;
-  if (name == "dot_general") {
-    auto ints = [&](const char* n) { return attr_ints(attrs, n, name); };
-    const auto lb = ints("lhs_batch_dims"), lc = ints("lhs_contracting_dims");
-    const auto rb = ints("rhs_batch_dims"), rc = ints("rhs_contracting_dims");
-    const int ra = static_cast<int>(ctx.operand(0).rank()), rr = static_cast<int>(ctx.operand(1).rank());
-    p.nb = static_cast<int>(lb.size());
-    p.nc = static_cast<int>(lc.size());
-    auto build = [](int r, const std::vector<int64_t>& bt, const std::vector<int64_t>& ct, bool contract_last,
-                    int* perm) {
-      std::vector<bool> used(static_cast<size_t>(r), false);
-      int k = 0;
-      for (int64_t d : bt) {
-        perm[k++] = static_cast<int>(d);
-        used[static_cast<size_t>(d)] = true;
-      }
-      for (int64_t d : ct) used[static_cast<size_t>(d)] = true;
-      if (!contract_last)
-        for (int64_t d : ct) perm[k++] = static_cast<int>(d);
-      for (int i = 0; i < r; ++i)
-        if (!used[static_cast<size_t>(i)]) perm[k++] = i;
-      if (contract_last)
-        for (int64_t d : ct) perm[k++] = static_cast<int>(d);
-    };
-    build(ra, lb, lc, true, p.lperm);
-    build(rr, rb, rc, false, p.rperm);
-    fn = visit_dtype(t, [&](auto tag) -> Fn {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, bool>) {
-        ctx.fail("expects numeric operands, got bool");
-      } else {
-        return &dot_general_fn<T>;
-      }
-    });
-  } else if (name == "trace") {
-    p.i[0] = attr_int(attrs, "offset", name);
-    p.i[1] = attr_int(attrs, "axis1", name);
-    p.i[2] = attr_int(attrs, "axis2", name);
-    fn = visit_dtype(t, [&](auto tag) -> Fn {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, bool>) {
-        ctx.fail("expects a numeric operand, got bool");
-      } else {
-        return &trace_fn<T>;
-      }
-    });
-  } else if (name == "cholesky") {
-    p.b[0] = get_bool(ctx, "lower");
-    fn = float_fn<cholesky_w>(ctx, t);
-  } else if (name == "triangular_solve") {
-    p.b[0] = get_bool(ctx, "left_side");
-    p.b[1] = get_bool(ctx, "lower");
-    p.b[2] = get_bool(ctx, "transpose_a");
-    p.b[3] = get_bool(ctx, "unit_diagonal");
-    fn = float_fn<triangular_solve_w>(ctx, t);
-  } else if (name == "solve" || name == "inv") {
-    p.mode = name == "inv" ? 1 : 0;
-    fn = float_fn<solve_w>(ctx, t);
-  } else if (name == "lu") {
-    fn = float_fn<lu_w>(ctx, t);
-  } else if (name == "qr") {
-    p.b[0] = get_bool(ctx, "full_matrices");
-    fn = float_fn<qr_w>(ctx, t);
-  } else if (name == "eigh") {
-    p.b[0] = get_bool(ctx, "lower");
-    fn = float_fn<eigh_w>(ctx, t);
-  } else if (name == "svd") {
-    p.b[0] = get_bool(ctx, "full_matrices");
-    p.b[1] = get_bool(ctx, "compute_uv");
-    fn = float_fn<svd_w>(ctx, t);
-  } else if (name == "det" || name == "slogdet") {
-    p.mode = name == "slogdet" ? 1 : 0;
-    fn = float_fn<det_w>(ctx, t);
-  } else if (name == "matrix_rank") {
-    if (attrs.count("tol")) {
-      p.mode = 1;
-      p.f = attr_float(attrs, "tol", name);
-    } else if (attrs.count("rtol")) {
-      p.mode = 2;
-      p.f = attr_float(attrs, "rtol", name);
-    }
-    fn = float_fn<matrix_rank_w>(ctx, t);
-  } else if (name == "norm") {
-    const std::string& ord = attr_string(attrs, "ord", name);
-    static const char* const kOrds[] = {"vector", "fro", "nuc", "1", "2", "inf", "-1", "-2", "-inf"};
-    for (int i = 0; i < 9; ++i)
-      if (ord == kOrds[i]) p.mode = i;
-    if (p.mode == 0) p.f = attr_float(attrs, "p", name);
-    fn = float_fn<norm_w>(ctx, t);
-  } else if (name == "matrix_exp") {
-    fn = float_fn<matrix_exp_w>(ctx, t);
-  } else {
-    ctx.fail("is not a decomposition op");
-  }
+  Fn fn = S(ctx, ctx.operand(0).dtype(), p);
   return std::make_unique<DecompKernel>(fn, p, ctx);
+}
+
+}  // namespace
+
+void install_decomposition_kernels(KernelTable& t) {
+  t.set("dot_general", &make_decomposition<setup_dot_general>);
+  t.set("trace", &make_decomposition<setup_trace>);
+  t.set("cholesky", &make_decomposition<setup_cholesky>);
+  t.set("triangular_solve", &make_decomposition<setup_triangular_solve>);
+  t.set("solve", &make_decomposition<setup_plain<solve_w, 0>>);
+  t.set("inv", &make_decomposition<setup_plain<solve_w, 1>>);
+  t.set("lu", &make_decomposition<setup_plain<lu_w>>);
+  t.set("qr", &make_decomposition<setup_full_matrices<qr_w, 1>>);
+  t.set("eigh", &make_decomposition<setup_eigh>);
+  t.set("svd", &make_decomposition<setup_full_matrices<svd_w, 2>>);
+  t.set("det", &make_decomposition<setup_plain<det_w, 0>>);
+  t.set("slogdet", &make_decomposition<setup_plain<det_w, 1>>);
+  t.set("matrix_rank", &make_decomposition<setup_matrix_rank>);
+  t.set("norm", &make_decomposition<setup_norm>);
+  t.set("matrix_exp", &make_decomposition<setup_plain<matrix_exp_w>>);
 }
 
 }  // namespace evoxc::interp

@@ -2,12 +2,15 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "evoxc/core/dtype.h"
 #include "evoxc/ir/attribute.h"
+#include "evoxc/ops/op_def.h"
 
 namespace evoxc::interp {
+
+class PrepareCtx;
+class Kernel;
 
 // Per-op constants copied from attributes at load (nan_to_num's replacements, ...).
 struct UnaryParams {
@@ -23,17 +26,24 @@ using BinaryFn = void (*)(const void* a, int64_t a_step, const void* b, int64_t 
 using TernaryFn = void (*)(const void* a, int64_t a_step, const void* b, int64_t b_step, const void* c, int64_t c_step,
                            void* out, int64_t n);
 
-// Kernel lookup; nullptr when the op has no kernel for that dtype. `dtype` is the operand
-// type (comparisons write bool). `attrs` are the op's attributes (gelu's approximate,
-// nan_to_num's values), read once here, never at run time.
-UnaryFn unary_kernel(std::string_view op, DType dtype, const AttrMap& attrs, UnaryParams* params);
-BinaryFn binary_kernel(std::string_view op, DType dtype);
+// The kernel of a unary or binary elementwise op (its row in elementwise_unary.cpp or
+// elementwise_binary.cpp) for an operand dtype; nullptr when the op has no row or no
+// kernel for that dtype. `dtype` is the operand type (predicates and comparisons write
+// bool). `attrs` are the op's attributes (gelu's approximate, nan_to_num's values), read
+// once here, never at run time; `params` receives what the kernel needs of them.
+UnaryFn unary_kernel(const OpDef& op, DType dtype, const AttrMap& attrs, UnaryParams* params);
+BinaryFn binary_kernel(const OpDef& op, DType dtype);
 TernaryFn select_kernel(DType dtype);
 TernaryFn clamp_kernel(DType dtype);
 UnaryFn convert_kernel(DType from, DType to);
 // bitcast_convert between same-width types is a byte copy: no lookup needed.
 
-// Whether an op name is handled by this file (for has_kernel and the coverage matrix).
-bool is_elementwise_op(std::string_view op);
+// The instructions of broadcast.cpp around those kernels: each checks the operand and
+// result shapes (numpy broadcasting for binary and ternary ops, equal shapes for unary
+// ones), records the run-time checks, marks which operands the result may overwrite, and
+// builds the kernel. `fn` is not null.
+std::unique_ptr<Kernel> unary_instruction(PrepareCtx& ctx, UnaryFn fn, const UnaryParams& params);
+std::unique_ptr<Kernel> binary_instruction(PrepareCtx& ctx, BinaryFn fn);
+std::unique_ptr<Kernel> ternary_instruction(PrepareCtx& ctx, TernaryFn fn);
 
 }  // namespace evoxc::interp

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "elementwise.h"
+#include "kernel_table.h"
 #include "vecmath.h"
 #include "vecmath_scalar.h"
 
@@ -313,26 +314,12 @@ void half_nextafter(const void* pa, int64_t as, const void* pb, int64_t bs, void
   }
 }
 
-enum class Class { Numeric, Float, Bool, IntOrBool, Int, Any };
-
-template <typename T>
-constexpr bool accepts(Class c) {
-  switch (c) {
-    case Class::Numeric: return is_int_v<T> || is_fp_v<T>;
-    case Class::Float: return is_fp_v<T>;
-    case Class::Bool: return std::is_same_v<T, bool>;
-    case Class::IntOrBool: return is_int_v<T> || std::is_same_v<T, bool>;
-    case Class::Int: return is_int_v<T>;
-    case Class::Any: return true;
-  }
-  return false;
-}
-
-template <typename Op, Class c, bool Pred = false>
+// Same-type (Pred = false) or bool-result (Pred = true) kernel for every dtype in class C.
+template <typename Op, DTypeClass C, bool Pred = false>
 BinaryFn pick(DType t) {
   return visit_dtype(t, [](auto tag) -> BinaryFn {
     using T = decltype(tag);
-    if constexpr (accepts<T>(c)) {
+    if constexpr (dtype_in_class(dtype_of_v<T>, C)) {
       if constexpr (Pred)
         return &binary_loop<T, bool, Op>;
       else
@@ -343,17 +330,25 @@ BinaryFn pick(DType t) {
   });
 }
 
-// Integer kernel from IntOp, float kernel from the SLEEF table entry fn.
-template <typename IntOp>
-BinaryFn int_or_vec(DType t, vecmath::Fn2 fn) {
+// The SLEEF table's kernel for a float dtype.
+template <vecmath::Fn2 F>
+BinaryFn vec(DType t) {
   int slot = vecmath::float_slot(t);
-  if (slot >= 0) return vecmath::table().binary[static_cast<int>(fn)][slot];
-  return pick<IntOp, Class::Int>(t);
+  return slot < 0 ? nullptr : vecmath::table().binary[static_cast<int>(F)][slot];
 }
 
-BinaryFn vec_only(DType t, vecmath::Fn2 fn) {
-  int slot = vecmath::float_slot(t);
-  return slot < 0 ? nullptr : vecmath::table().binary[static_cast<int>(fn)][slot];
+// Integer kernel from IntOp, float kernel from the SLEEF table.
+template <typename IntOp, vecmath::Fn2 F>
+BinaryFn int_or_vec(DType t) {
+  if (vecmath::float_slot(t) >= 0) return vec<F>(t);
+  return pick<IntOp, DTypeClass::Int>(t);
+}
+
+// nextafter on a 16-bit float steps in that format's bits; SLEEF covers float and double.
+BinaryFn nextafter(DType t) {
+  if (t == DType::F16) return &half_nextafter<float16>;
+  if (t == DType::BF16) return &half_nextafter<bfloat16>;
+  return vec<vecmath::Fn2::Nextafter>(t);
 }
 
 // select: pred ? on_true : on_false, moved as raw bits of the element's width.
@@ -417,44 +412,88 @@ void clamp_loop(const void* px, int64_t xs, const void* pl, int64_t ls, const vo
   }
 }
 
+using BinaryPick = BinaryFn (*)(DType t);
+struct BinaryRow {
+  const char* op;
+  BinaryPick pick;
+};
+
+// Every binary elementwise op and comparison, one row each.
+constexpr BinaryRow kRows[] = {
+    {"add", &pick<Add, DTypeClass::Numeric>},
+    {"subtract", &pick<Subtract, DTypeClass::Numeric>},
+    {"multiply", &pick<Multiply, DTypeClass::Numeric>},
+    {"divide", &pick<Divide, DTypeClass::Numeric>},
+    {"maximum", &pick<Maximum, DTypeClass::Numeric>},
+    {"minimum", &pick<Minimum, DTypeClass::Numeric>},
+    {"floor_divide", &int_or_vec<IntFloorDivide, vecmath::Fn2::FloorDivide>},
+    {"remainder", &int_or_vec<IntRemainder, vecmath::Fn2::Remainder>},
+    {"fmod", &int_or_vec<IntFmod, vecmath::Fn2::Fmod>},
+    {"power", &int_or_vec<IntPower, vecmath::Fn2::Pow>},
+    {"atan2", &vec<vecmath::Fn2::Atan2>},
+    {"hypot", &vec<vecmath::Fn2::Hypot>},
+    {"copysign", &vec<vecmath::Fn2::Copysign>},
+    {"nextafter", &nextafter},
+    {"logical_and", &pick<LogicalAnd, DTypeClass::Bool>},
+    {"logical_or", &pick<LogicalOr, DTypeClass::Bool>},
+    {"logical_xor", &pick<LogicalXor, DTypeClass::Bool>},
+    {"bitwise_and", &pick<BitwiseAnd, DTypeClass::IntOrBool>},
+    {"bitwise_or", &pick<BitwiseOr, DTypeClass::IntOrBool>},
+    {"bitwise_xor", &pick<BitwiseXor, DTypeClass::IntOrBool>},
+    {"shift_left", &pick<ShiftLeft, DTypeClass::Int>},
+    {"shift_right_logical", &pick<ShiftRightLogical, DTypeClass::Int>},
+    {"shift_right_arithmetic", &pick<ShiftRightArithmetic, DTypeClass::Int>},
+    {"equal", &pick<Equal, DTypeClass::Any, true>},
+    {"not_equal", &pick<NotEqual, DTypeClass::Any, true>},
+    {"less", &pick<Less, DTypeClass::Any, true>},
+    {"less_equal", &pick<LessEqual, DTypeClass::Any, true>},
+    {"greater", &pick<Greater, DTypeClass::Any, true>},
+    {"greater_equal", &pick<GreaterEqual, DTypeClass::Any, true>},
+};
+
+const std::vector<BinaryPick>& picks_by_id() {
+  static const std::vector<BinaryPick> by_id = [] {
+    std::vector<BinaryPick> v(num_ops(), nullptr);
+    for (const BinaryRow& r : kRows) v[get_op(r.op).id] = r.pick;
+    return v;
+  }();
+  return by_id;
+}
+
+std::string dt(DType t) { return std::string(dtype_name(t)); }
+
+KernelPtr make_binary(PrepareCtx& ctx) {
+  if (ctx.op.num_results() != 1) ctx.fail("expects one result");
+  if (ctx.op.num_operands() != 2) ctx.fail("expects 2 operands, got " + std::to_string(ctx.op.num_operands()));
+  DType t = ctx.operand(0).dtype();
+  if (ctx.operand(1).dtype() != t)
+    ctx.fail("operands have dtypes " + dt(t) + " and " + dt(ctx.operand(1).dtype()) + "; convert one first");
+  BinaryFn fn = picks_by_id()[ctx.op.op_id()](t);
+  if (!fn) ctx.fail("no kernel for dtype " + dt(t));
+  return binary_instruction(ctx, fn);
+}
+
+// select (pred, on_true, on_false) and clamp (x, lo, hi): operands and result share one
+// dtype, except select's bool predicate.
+template <bool Select>
+KernelPtr make_ternary(PrepareCtx& ctx) {
+  if (ctx.op.num_results() != 1) ctx.fail("expects one result");
+  size_t n = ctx.op.num_operands();
+  if (n != 3) ctx.fail("expects 3 operands, got " + std::to_string(n));
+  DType t = ctx.operand(Select ? 1 : 0).dtype();
+  if (Select && ctx.operand(0).dtype() != DType::Bool) ctx.fail("the predicate must be bool");
+  for (size_t k = Select ? 1 : 0; k < 3; ++k)
+    if (ctx.operand(k).dtype() != t || ctx.result().dtype() != t) ctx.fail("operands and result must share one dtype");
+  TernaryFn fn = Select ? select_kernel(t) : clamp_kernel(t);
+  if (!fn) ctx.fail("no kernel for dtype " + dt(t));
+  return ternary_instruction(ctx, fn);
+}
+
 }  // namespace
 
-BinaryFn binary_kernel(std::string_view op, DType t) {
-  using vecmath::Fn2;
-  if (op == "add") return pick<Add, Class::Numeric>(t);
-  if (op == "subtract") return pick<Subtract, Class::Numeric>(t);
-  if (op == "multiply") return pick<Multiply, Class::Numeric>(t);
-  if (op == "divide") return pick<Divide, Class::Numeric>(t);
-  if (op == "maximum") return pick<Maximum, Class::Numeric>(t);
-  if (op == "minimum") return pick<Minimum, Class::Numeric>(t);
-  if (op == "floor_divide") return int_or_vec<IntFloorDivide>(t, Fn2::FloorDivide);
-  if (op == "remainder") return int_or_vec<IntRemainder>(t, Fn2::Remainder);
-  if (op == "fmod") return int_or_vec<IntFmod>(t, Fn2::Fmod);
-  if (op == "power") return int_or_vec<IntPower>(t, Fn2::Pow);
-  if (op == "atan2") return vec_only(t, Fn2::Atan2);
-  if (op == "hypot") return vec_only(t, Fn2::Hypot);
-  if (op == "copysign") return vec_only(t, Fn2::Copysign);
-  if (op == "nextafter") {
-    if (t == DType::F16) return &half_nextafter<float16>;
-    if (t == DType::BF16) return &half_nextafter<bfloat16>;
-    return vec_only(t, Fn2::Nextafter);
-  }
-  if (op == "logical_and") return pick<LogicalAnd, Class::Bool>(t);
-  if (op == "logical_or") return pick<LogicalOr, Class::Bool>(t);
-  if (op == "logical_xor") return pick<LogicalXor, Class::Bool>(t);
-  if (op == "bitwise_and") return pick<BitwiseAnd, Class::IntOrBool>(t);
-  if (op == "bitwise_or") return pick<BitwiseOr, Class::IntOrBool>(t);
-  if (op == "bitwise_xor") return pick<BitwiseXor, Class::IntOrBool>(t);
-  if (op == "shift_left") return pick<ShiftLeft, Class::Int>(t);
-  if (op == "shift_right_logical") return pick<ShiftRightLogical, Class::Int>(t);
-  if (op == "shift_right_arithmetic") return pick<ShiftRightArithmetic, Class::Int>(t);
-  if (op == "equal") return pick<Equal, Class::Any, true>(t);
-  if (op == "not_equal") return pick<NotEqual, Class::Any, true>(t);
-  if (op == "less") return pick<Less, Class::Any, true>(t);
-  if (op == "less_equal") return pick<LessEqual, Class::Any, true>(t);
-  if (op == "greater") return pick<Greater, Class::Any, true>(t);
-  if (op == "greater_equal") return pick<GreaterEqual, Class::Any, true>(t);
-  return nullptr;
+BinaryFn binary_kernel(const OpDef& op, DType t) {
+  BinaryPick pick = op.id < picks_by_id().size() ? picks_by_id()[op.id] : nullptr;
+  return pick == nullptr ? nullptr : pick(t);
 }
 
 TernaryFn select_kernel(DType t) {
@@ -475,6 +514,12 @@ TernaryFn clamp_kernel(DType t) {
     else
       return nullptr;
   });
+}
+
+void install_elementwise_binary_kernels(KernelTable& t) {
+  for (const BinaryRow& r : kRows) t.set(r.op, &make_binary);
+  t.set("select", &make_ternary<true>);
+  t.set("clamp", &make_ternary<false>);
 }
 
 }  // namespace evoxc::interp

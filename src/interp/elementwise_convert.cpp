@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "elementwise.h"
+#include "kernel_table.h"
 #include "vecmath_scalar.h"
 
 namespace evoxc::interp {
@@ -73,6 +74,40 @@ UnaryFn convert_kernel(DType from, DType to) {
       return &convert_loop<F, T>;
     });
   });
+}
+
+namespace {
+
+std::string dt(DType t) { return std::string(dtype_name(t)); }
+
+KernelPtr make_convert(PrepareCtx& ctx) {
+  if (ctx.op.num_results() != 1) ctx.fail("expects one result");
+  if (ctx.op.num_operands() != 1) ctx.fail("expects 1 operand, got " + std::to_string(ctx.op.num_operands()));
+  DType from = ctx.operand(0).dtype(), to = ctx.result().dtype();
+  UnaryFn fn = convert_kernel(from, to);
+  if (!fn) ctx.fail("no kernel for dtype " + dt(from) + " to " + dt(to));
+  return unary_instruction(ctx, fn, UnaryParams{});
+}
+
+// A zero-copy view: the result reads the operand's bytes as another type of one width.
+KernelPtr make_bitcast_convert(PrepareCtx& ctx) {
+  if (ctx.op.num_operands() != 1 || ctx.op.num_results() != 1) ctx.fail("expects one operand and one result");
+  const ValueDesc& a = ctx.operand(0);
+  const ValueDesc& r = ctx.result();
+  if (size_of(a.dtype()) != size_of(r.dtype()) || is_bool(a.dtype()) || is_bool(r.dtype()))
+    ctx.fail("bitcast_convert needs two non-bool types of one width, got " + dt(a.dtype()) + " and " + dt(r.dtype()));
+  if (a.rank() != r.rank()) ctx.fail("bitcast_convert keeps the shape");
+  for (size_t i = 0; i < a.rank(); ++i)
+    ctx.require_equal(a.type().shape[i], r.type().shape[i], [&] { return "extent of axis " + std::to_string(i); });
+  ctx.alias_operand0 = true;
+  return nullptr;
+}
+
+}  // namespace
+
+void install_elementwise_convert_kernels(KernelTable& t) {
+  t.set("convert", &make_convert);
+  t.set("bitcast_convert", &make_bitcast_convert);
 }
 
 }  // namespace evoxc::interp

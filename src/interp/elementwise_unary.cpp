@@ -7,6 +7,7 @@
 
 #include "elementwise.h"
 #include "evoxc/core/error.h"
+#include "kernel_table.h"
 #include "vecmath.h"
 #include "vecmath_scalar.h"
 
@@ -226,27 +227,12 @@ struct Digamma {
   }
 };
 
-enum class Class { Numeric, NumericOrBool, Bool, IntOrBool, Int, Float };
-
-template <typename T>
-constexpr bool accepts(Class c) {
-  switch (c) {
-    case Class::Numeric: return is_int_v<T> || is_fp_v<T>;
-    case Class::NumericOrBool: return true;
-    case Class::Bool: return std::is_same_v<T, bool>;
-    case Class::IntOrBool: return is_int_v<T> || std::is_same_v<T, bool>;
-    case Class::Int: return is_int_v<T>;
-    case Class::Float: return is_fp_v<T>;
-  }
-  return false;
-}
-
-// Same-type (Pred = false) or bool-result (Pred = true) kernel for every dtype in class c.
-template <typename Op, Class c, bool Pred = false>
-UnaryFn pick(DType t) {
+// Same-type (Pred = false) or bool-result (Pred = true) kernel for every dtype in class C.
+template <typename Op, DTypeClass C, bool Pred = false>
+UnaryFn pick(DType t, const AttrMap&, UnaryParams&) {
   return visit_dtype(t, [](auto tag) -> UnaryFn {
     using T = decltype(tag);
-    if constexpr (accepts<T>(c)) {
+    if constexpr (dtype_in_class(dtype_of_v<T>, C)) {
       if constexpr (Pred)
         return &unary_loop<T, bool, Op>;
       else
@@ -257,45 +243,12 @@ UnaryFn pick(DType t) {
   });
 }
 
-struct MathOp {
-  std::string_view name;
-  vecmath::Fn1 fn;
-};
-using vecmath::Fn1;
-constexpr MathOp kMathOps[] = {
-    {"exp", Fn1::Exp},
-    {"exp2", Fn1::Exp2},
-    {"expm1", Fn1::Expm1},
-    {"log", Fn1::Log},
-    {"log2", Fn1::Log2},
-    {"log10", Fn1::Log10},
-    {"log1p", Fn1::Log1p},
-    {"sqrt", Fn1::Sqrt},
-    {"rsqrt", Fn1::Rsqrt},
-    {"cbrt", Fn1::Cbrt},
-    {"reciprocal", Fn1::Reciprocal},
-    {"sin", Fn1::Sin},
-    {"cos", Fn1::Cos},
-    {"tan", Fn1::Tan},
-    {"asin", Fn1::Asin},
-    {"acos", Fn1::Acos},
-    {"atan", Fn1::Atan},
-    {"sinh", Fn1::Sinh},
-    {"cosh", Fn1::Cosh},
-    {"tanh", Fn1::Tanh},
-    {"asinh", Fn1::Asinh},
-    {"acosh", Fn1::Acosh},
-    {"atanh", Fn1::Atanh},
-    {"sigmoid", Fn1::Sigmoid},
-    {"erf", Fn1::Erf},
-    {"erfc", Fn1::Erfc},
-    {"lgamma", Fn1::Lgamma},
-    {"softplus", Fn1::Softplus},
-    {"floor", Fn1::Floor},
-    {"ceil", Fn1::Ceil},
-    {"round", Fn1::Round},
-    {"trunc", Fn1::Trunc},
-};
+// The SLEEF table's kernel for a float dtype.
+template <vecmath::Fn1 F>
+UnaryFn vec(DType t, const AttrMap&, UnaryParams&) {
+  int slot = vecmath::float_slot(t);
+  return slot < 0 ? nullptr : vecmath::table().unary[static_cast<int>(F)][slot];
+}
 
 // Reads an optional float attribute; a value of another kind is the attribute helper's TypeError.
 double float_attr_or(const AttrMap& attrs, const char* name, double fallback, std::string_view op) {
@@ -338,42 +291,89 @@ UnaryParams nan_to_num_params(DType t, const AttrMap& attrs) {
   return p;
 }
 
+UnaryFn gelu(DType t, const AttrMap& attrs, UnaryParams& p) {
+  bool approximate = attrs.find("approximate") != attrs.end() && attr_bool(attrs, "approximate", "gelu");
+  return approximate ? vec<vecmath::Fn1::GeluTanh>(t, attrs, p) : vec<vecmath::Fn1::GeluErf>(t, attrs, p);
+}
+
+UnaryFn nan_to_num(DType t, const AttrMap& attrs, UnaryParams& p) {
+  UnaryFn fn = pick<NanToNum, DTypeClass::Float>(t, attrs, p);
+  if (fn != nullptr) p = nan_to_num_params(t, attrs);
+  return fn;
+}
+
+// A row: the op, how its kernel is picked for an operand dtype, and whether the kernel
+// reads values the pick leaves in UnaryParams.
+using UnaryPick = UnaryFn (*)(DType t, const AttrMap& attrs, UnaryParams& params);
+struct UnaryRow {
+  const char* op;
+  UnaryPick pick;
+  bool needs_params = false;
+};
+
+// Every unary elementwise op, one row each. The vectorised float functions come from
+// vecmath.h's lists (one line there is their row).
+// clang-format off
+constexpr UnaryRow kRows[] = {
+#define EVX_UNARY_ROW(Name, op, ...) {op, &vec<vecmath::Fn1::Name>},
+    EVX_VECMATH_UNARY(EVX_UNARY_ROW)
+    EVX_VECMATH_UNARY_COMPOSITE(EVX_UNARY_ROW)
+#undef EVX_UNARY_ROW
+    {"gelu", &gelu},
+    {"erf_inv", &pick<ErfInv, DTypeClass::Float>},
+    {"digamma", &pick<Digamma, DTypeClass::Float>},
+    {"neg", &pick<Neg, DTypeClass::Numeric>},
+    {"abs", &pick<Abs, DTypeClass::Numeric>},
+    {"sign", &pick<Sign, DTypeClass::Numeric>},
+    {"square", &pick<Square, DTypeClass::Numeric>},
+    {"relu", &pick<Relu, DTypeClass::Numeric>},
+    {"isnan", &pick<IsNan, DTypeClass::Any, true>},
+    {"isinf", &pick<IsInf, DTypeClass::Any, true>},
+    {"isfinite", &pick<IsFinite, DTypeClass::Any, true>},
+    {"logical_not", &pick<LogicalNot, DTypeClass::Bool>},
+    {"bitwise_not", &pick<BitwiseNot, DTypeClass::IntOrBool>},
+    {"popcount", &pick<Popcount, DTypeClass::Int>},
+    {"nan_to_num", &nan_to_num, true},
+};
+// clang-format on
+
+// Each op's row, by op id (the rows with an op name; composites an op picks have none).
+const std::vector<const UnaryRow*>& rows_by_id() {
+  static const std::vector<const UnaryRow*> by_id = [] {
+    std::vector<const UnaryRow*> v(num_ops(), nullptr);
+    for (const UnaryRow& r : kRows)
+      if (r.op[0] != '\0') v[get_op(r.op).id] = &r;
+    return v;
+  }();
+  return by_id;
+}
+
+KernelPtr make_unary(PrepareCtx& ctx) {
+  if (ctx.op.num_results() != 1) ctx.fail("expects one result");
+  if (ctx.op.num_operands() != 1) ctx.fail("expects 1 operand, got " + std::to_string(ctx.op.num_operands()));
+  DType t = ctx.operand(0).dtype();
+  UnaryParams params;
+  UnaryFn fn = rows_by_id()[ctx.op.op_id()]->pick(t, ctx.attrs(), params);
+  if (!fn) ctx.fail("no kernel for dtype " + std::string(dtype_name(t)));
+  return unary_instruction(ctx, fn, params);
+}
+
 }  // namespace
 
-UnaryFn unary_kernel(std::string_view op, DType t, const AttrMap& attrs, UnaryParams* params) {
-  int slot = vecmath::float_slot(t);
-  for (const MathOp& m : kMathOps) {
-    if (m.name == op) return slot < 0 ? nullptr : vecmath::table().unary[static_cast<int>(m.fn)][slot];
-  }
-  if (op == "gelu") {
-    if (slot < 0) return nullptr;
-    bool approximate = attrs.find("approximate") != attrs.end() && attr_bool(attrs, "approximate", "gelu");
-    return vecmath::table().unary[static_cast<int>(approximate ? Fn1::GeluTanh : Fn1::GeluErf)][slot];
-  }
-  if (op == "erf_inv") return pick<ErfInv, Class::Float>(t);
-  if (op == "digamma") return pick<Digamma, Class::Float>(t);
-  if (op == "neg") return pick<Neg, Class::Numeric>(t);
-  if (op == "abs") return pick<Abs, Class::Numeric>(t);
-  if (op == "sign") return pick<Sign, Class::Numeric>(t);
-  if (op == "square") return pick<Square, Class::Numeric>(t);
-  if (op == "relu") return pick<Relu, Class::Numeric>(t);
-  if (op == "isnan") return pick<IsNan, Class::NumericOrBool, true>(t);
-  if (op == "isinf") return pick<IsInf, Class::NumericOrBool, true>(t);
-  if (op == "isfinite") return pick<IsFinite, Class::NumericOrBool, true>(t);
-  if (op == "logical_not") return pick<LogicalNot, Class::Bool>(t);
-  if (op == "bitwise_not") return pick<BitwiseNot, Class::IntOrBool>(t);
-  if (op == "popcount") return pick<Popcount, Class::Int>(t);
-  if (op == "nan_to_num") {
-    UnaryFn fn = pick<NanToNum, Class::Float>(t);
-    if (fn == nullptr) return nullptr;
-    UnaryParams p = nan_to_num_params(t, attrs);
-    if (params == nullptr) {
-      throw InternalError("unary_kernel: nan_to_num needs a UnaryParams to hold its replacement values");
-    }
-    *params = p;
-    return fn;
-  }
-  return nullptr;
+UnaryFn unary_kernel(const OpDef& op, DType t, const AttrMap& attrs, UnaryParams* params) {
+  const UnaryRow* row = op.id < rows_by_id().size() ? rows_by_id()[op.id] : nullptr;
+  if (row == nullptr) return nullptr;
+  UnaryParams p;
+  UnaryFn fn = row->pick(t, attrs, p);
+  if (fn != nullptr && row->needs_params && params == nullptr)
+    throw InternalError("unary_kernel: " + op.name + " needs a UnaryParams to hold the values its kernel reads");
+  if (params != nullptr) *params = p;
+  return fn;
+}
+
+void install_elementwise_unary_kernels(KernelTable& t) {
+  for (const UnaryRow& r : kRows)
+    if (r.op[0] != '\0') t.set(r.op, &make_unary);
 }
 
 }  // namespace evoxc::interp

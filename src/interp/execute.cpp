@@ -25,7 +25,7 @@ class FrameLease {
 
 [[noreturn]] void input_mismatch(const Program& p, size_t i, DType dt, const int64_t* shape, size_t rank,
                                  const std::string& extra = "") {
-  throw ValidationError("input " + p.input_paths[i] + ": expected " + p.values[i].type.to_string() + ", got " +
+  throw ValidationError("input " + p.input_paths[i] + ": expected " + p.values[i].type().to_string() + ", got " +
                         (dt == p.values[i].dtype()
                              ? "shape " + shape_text(shape, rank)
                              : "dtype " + std::string(dtype_name(dt)) + " with shape " + shape_text(shape, rank)) +
@@ -70,7 +70,7 @@ void check_input_rules(const Program& p, const In& in, Program::FrameData& f) {
           const std::string& sym = p.sym_names[static_cast<size_t>(r.slot)];
           in.mismatch(r.input, ": dim " + std::to_string(r.axis) + " gives " + sym + " = " + std::to_string(got) +
                                    ", but input " + p.input_paths[r.first_input] + " (" +
-                                   p.values[r.first_input].type.to_string() + ", shape " +
+                                   p.values[r.first_input].type().to_string() + ", shape " +
                                    shape_text(in.shape(r.first_input), in.rank(r.first_input)) + ") bound " + sym +
                                    " = " + std::to_string(want) + " at dim " + std::to_string(r.first_axis) +
                                    "; pass inputs whose " + sym + " extents agree");
@@ -93,7 +93,7 @@ void check_inputs(const Program& p, std::span<const Tensor> inputs, Program::Fra
     const Tensor& t = inputs[i];
     if (!t.defined())
       throw ValidationError("input " + p.input_paths[i] + ": the tensor is undefined; pass a tensor of type " +
-                            p.values[i].type.to_string());
+                            p.values[i].type().to_string());
     if (t.dtype() != p.values[i].dtype() || t.rank() != p.values[i].rank()) input_mismatch(p, i, t);
   }
   check_input_rules(p, TensorInputs{p, inputs}, f);
@@ -134,7 +134,8 @@ void resolve_shapes(const Program& p, Program::FrameData& f) {
     for (uint32_t i = 0; i < d.rank(); ++i) {
       int64_t x = f.dims[d.dim_off + i];
       if (x < 0 || __builtin_mul_overflow(n, x, &n) || n > (int64_t{1} << 48))
-        throw ValidationError(p.producer[v] + ": " + d.name + " of type " + d.type.to_string() + " gets shape " +
+        throw ValidationError(p.producer(static_cast<uint32_t>(v)) + ": " + p.value_name(static_cast<uint32_t>(v)) +
+                              " of type " + d.type().to_string() + " gets shape " +
                               shape_text(f.dims.data() + d.dim_off, d.rank()) + " with " + bindings_text(p, f) +
                               ", which is too large or negative");
     }
@@ -238,6 +239,11 @@ void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor>
 
 void execute_block(const Program& p, const BlockCall& c) {
   FrameLease f(p);
+  execute_block(p, c, *f);
+}
+
+void execute_block(const Program& p, const BlockCall& c, Program::FrameData& fd) {
+  Program::FrameData* f = &fd;
   for (size_t i = 0; i < p.num_outer_syms; ++i) f->syms[i] = c.outer_syms[i];
   check_input_rules(p, RawInputs{p, c.in_dims}, *f);
   const int64_t* dims = p.all_static ? p.dims_template.data() : nullptr;
@@ -252,7 +258,7 @@ void execute_block(const Program& p, const BlockCall& c) {
     const int64_t* want = dims + d.dim_off;
     for (size_t i = 0; i < d.rank(); ++i)
       if (c.out_dims[j][i] != want[i])
-        throw ValidationError("result " + std::to_string(j) + " of " + p.producer[p.output_value[j]] +
+        throw ValidationError("result " + std::to_string(j) + " of " + p.producer(p.output_value[j]) +
                               ": the region computes shape " + shape_text(want, d.rank()) + " where the op's type " +
                               "gives " + shape_text(c.out_dims[j], d.rank()) + "; the graph's types are inconsistent");
   }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -260,14 +261,15 @@ class ScatterKernel final : public Kernel {
 
 // Builds the shared spec and records the result-shape checks for gather (`check_shape` is the shape the gathered
 // positions have: gather's result or scatter's updates).
-IndexSpec make_index_spec(PrepareCtx& ctx, const ValueDesc& check_shape) {
+IndexSpec make_index_spec(PrepareCtx& ctx, uint32_t check_id) {
+  const ValueDesc& check_shape = ctx.val(check_id);
   const ValueDesc& a = ctx.operand(0);
   const ValueDesc& ind = ctx.operand(1);
   if (a.rank() > static_cast<uint32_t>(kMaxRank) || ind.rank() > static_cast<uint32_t>(kMaxRank + 1))
     ctx.fail("the interpreter indexes tensors up to rank " + std::to_string(kMaxRank));
   if (!is_int(ind.dtype())) ctx.fail("indices must have an integer dtype, got " + std::string(dtype_name(ind.dtype())));
   if (ind.rank() < 1) ctx.fail("indices must have rank >= 1");
-  const auto& axes = attr_ints(ctx.op.attributes(), "axes", ctx.where);
+  const auto& axes = ctx.attr_ints("axes");
   IndexSpec sp;
   sp.rank = static_cast<int>(a.rank());
   sp.nidx = static_cast<int>(axes.size());
@@ -284,17 +286,17 @@ IndexSpec make_index_spec(PrepareCtx& ctx, const ValueDesc& check_shape) {
   sp.operand_off = a.dim_off;
   sp.indices_off = ind.dim_off;
   sp.indices_rank = ind.rank();
-  ctx.require_equal(ind.type.shape[ind.rank() - 1], DimExpr(static_cast<int64_t>(axes.size())),
+  ctx.require_equal(ind.type().shape[ind.rank() - 1], DimExpr(static_cast<int64_t>(axes.size())),
                     "last extent of indices (the index vector)");
   size_t want_rank = ind.rank() - 1 + static_cast<size_t>(sp.nrest);
   if (check_shape.rank() != want_rank)
-    ctx.fail(check_shape.name + " has rank " + std::to_string(check_shape.rank()) + ", expected " +
+    ctx.fail(ctx.value_name(check_id) + " has rank " + std::to_string(check_shape.rank()) + ", expected " +
              std::to_string(want_rank));
   size_t k = 0;
   for (size_t i = 0; i + 1 < ind.rank(); ++i, ++k)
-    ctx.require_equal(ind.type.shape[i], check_shape.type.shape[k], "extent of axis " + std::to_string(k));
+    ctx.require_equal(ind.type().shape[i], check_shape.type().shape[k], "extent of axis " + std::to_string(k));
   for (int r = 0; r < sp.nrest; ++r, ++k)
-    ctx.require_equal(a.type.shape[static_cast<size_t>(sp.rest[r])], check_shape.type.shape[k],
+    ctx.require_equal(a.type().shape[static_cast<size_t>(sp.rest[r])], check_shape.type().shape[k],
                       "extent of axis " + std::to_string(k));
   return sp;
 }
@@ -302,10 +304,21 @@ IndexSpec make_index_spec(PrepareCtx& ctx, const ValueDesc& check_shape) {
 KernelPtr make_gather(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 2 || ctx.op.num_results() != 1) ctx.fail("expects two operands and one result");
   if (ctx.result().dtype() != ctx.operand(0).dtype()) ctx.fail("the result dtype must be the operand's");
-  IndexSpec sp = make_index_spec(ctx, ctx.result());
+  IndexSpec sp = make_index_spec(ctx, ctx.out[0]);
   return std::make_unique<GatherKernel>(sp, pick_index_load(ctx.operand(1).dtype()), size_of(ctx.operand(0).dtype()),
                                         ctx.in[0], ctx.in[1], ctx.out[0]);
 }
+
+// scatter's modes by name.
+struct ScatterModeRow {
+  std::string_view name;
+  ScatterFn (*pick)(DType t);
+};
+constexpr ScatterModeRow kScatterModes[] = {{"set", &pick_scatter<ScatterMode::Set>},
+                                            {"add", &pick_scatter<ScatterMode::Add>},
+                                            {"mul", &pick_scatter<ScatterMode::Mul>},
+                                            {"min", &pick_scatter<ScatterMode::Min>},
+                                            {"max", &pick_scatter<ScatterMode::Max>}};
 
 KernelPtr make_scatter(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 3 || ctx.op.num_results() != 1) ctx.fail("expects three operands and one result");
@@ -313,25 +326,15 @@ KernelPtr make_scatter(PrepareCtx& ctx) {
   DType t = a.dtype();
   if (ctx.result().dtype() != t || ctx.operand(2).dtype() != t)
     ctx.fail("the updates and the result must have the operand's dtype");
-  IndexSpec sp = make_index_spec(ctx, ctx.operand(2));
+  IndexSpec sp = make_index_spec(ctx, ctx.in[2]);
   if (ctx.result().rank() != a.rank()) ctx.fail("the result must have the operand's shape");
   for (size_t i = 0; i < a.rank(); ++i)
-    ctx.require_equal(a.type.shape[i], ctx.result().type.shape[i], "extent of result axis " + std::to_string(i));
-  const std::string& mode = attr_string(ctx.op.attributes(), "mode", ctx.where);
+    ctx.require_equal(a.type().shape[i], ctx.result().type().shape[i], "extent of result axis " + std::to_string(i));
+  const std::string& mode = ctx.attr_string("mode");
   ScatterFn fn = nullptr;
-  if (mode == "set") {
-    fn = pick_scatter<ScatterMode::Set>(t);
-  } else if (mode == "add") {
-    fn = pick_scatter<ScatterMode::Add>(t);
-  } else if (mode == "mul") {
-    fn = pick_scatter<ScatterMode::Mul>(t);
-  } else if (mode == "min") {
-    fn = pick_scatter<ScatterMode::Min>(t);
-  } else if (mode == "max") {
-    fn = pick_scatter<ScatterMode::Max>(t);
-  } else {
-    ctx.fail("mode '" + mode + "' is not one of set, add, mul, min, max");
-  }
+  for (const ScatterModeRow& m : kScatterModes)
+    if (std::string_view(mode) == m.name) fn = m.pick(t);
+  if (fn == nullptr) ctx.fail("mode '" + mode + "' is not one of set, add, mul, min, max");
   return std::make_unique<ScatterKernel>(sp, pick_index_load(ctx.operand(1).dtype()), fn, size_of(t), ctx.in[0],
                                          ctx.in[1], ctx.in[2], ctx.out[0]);
 }
@@ -387,7 +390,8 @@ class DynamicSliceKernel final : public Kernel {
   std::vector<IndexLoad> loads_;
 };
 
-KernelPtr make_dynamic_slice(PrepareCtx& ctx, bool update) {
+template <bool update>
+KernelPtr make_dynamic_slice(PrepareCtx& ctx) {
   const ValueDesc& a = ctx.operand(0);
   size_t first = update ? 2 : 1;
   if (ctx.op.num_results() != 1 || ctx.op.num_operands() != first + a.rank())
@@ -409,17 +413,17 @@ KernelPtr make_dynamic_slice(PrepareCtx& ctx, bool update) {
     if (window.dtype() != a.dtype() || window.rank() != a.rank())
       ctx.fail("the update must have the operand's dtype and rank");
     for (size_t i = 0; i < a.rank(); ++i) {
-      ctx.require_equal(a.type.shape[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
-      ctx.require_less_equal(window.type.shape[i], a.type.shape[i],
+      ctx.require_equal(a.type().shape[i], r.type().shape[i], "extent of result axis " + std::to_string(i));
+      ctx.require_less_equal(window.type().shape[i], a.type().shape[i],
                              "update extent of axis " + std::to_string(i) + " within the operand's");
     }
   } else {
-    const auto& sizes = attr_ints(ctx.op.attributes(), "slice_sizes", ctx.where);
+    const auto& sizes = ctx.attr_ints("slice_sizes");
     if (sizes.size() != a.rank()) ctx.fail("slice_sizes needs one entry per operand axis");
     for (size_t i = 0; i < a.rank(); ++i) {
       if (sizes[i] < 0) ctx.fail("slice sizes must be >= 0");
-      ctx.require_equal(DimExpr(sizes[i]), r.type.shape[i], "extent of result axis " + std::to_string(i));
-      ctx.require_less_equal(DimExpr(sizes[i]), a.type.shape[i],
+      ctx.require_equal(DimExpr(sizes[i]), r.type().shape[i], "extent of result axis " + std::to_string(i));
+      ctx.require_less_equal(DimExpr(sizes[i]), a.type().shape[i],
                              "slice size of axis " + std::to_string(i) + " within the operand's extent");
     }
   }
@@ -430,17 +434,11 @@ KernelPtr make_dynamic_slice(PrepareCtx& ctx, bool update) {
 
 }  // namespace
 
-bool is_indexing_op(std::string_view op) {
-  return op == "gather" || op == "scatter" || op == "dynamic_slice" || op == "dynamic_update_slice";
-}
-
-KernelPtr make_indexing_kernel(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
-  if (name == "gather") return make_gather(ctx);
-  if (name == "scatter") return make_scatter(ctx);
-  if (name == "dynamic_slice") return make_dynamic_slice(ctx, false);
-  if (name == "dynamic_update_slice") return make_dynamic_slice(ctx, true);
-  ctx.fail("not an indexing op");
+void install_indexing_kernels(KernelTable& t) {
+  t.set("gather", &make_gather);
+  t.set("scatter", &make_scatter);
+  t.set("dynamic_slice", &make_dynamic_slice<false>);
+  t.set("dynamic_update_slice", &make_dynamic_slice<true>);
 }
 
 }  // namespace evoxc::interp

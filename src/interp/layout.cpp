@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "evoxc/ops/op_def.h"
+#include "kernel_table.h"
 #include "program.h"
 #include "scalar_convert.h"
 #include "thread_pool.h"
@@ -360,19 +361,19 @@ class RangeKernel final : public Kernel {
 // Re-runs the op's inference on the operand types and records that the result type agrees.
 void check_result_type(PrepareCtx& ctx) {
   std::vector<TensorType> in;
-  for (size_t k = 0; k < ctx.in.size(); ++k) in.push_back(ctx.operand(k).type);
+  for (size_t k = 0; k < ctx.in.size(); ++k) in.push_back(ctx.operand(k).type());
   std::vector<TensorType> want;
   try {
-    want = infer_result_types(get_op(ctx.op.name()), in, ctx.op.attributes());
+    want = infer_result_types(op_def(ctx.op), in, ctx.attrs());
   } catch (const Error& e) {
     ctx.fail(e.what());
   }
   const ValueDesc& r = ctx.result();
   if (want.size() != 1 || want[0].dtype != r.dtype() || want[0].rank() != r.rank())
-    ctx.fail("the result type " + r.type.to_string() + " differs from the inferred " +
+    ctx.fail("the result type " + r.type().to_string() + " differs from the inferred " +
              (want.empty() ? std::string("nothing") : want[0].to_string()));
   for (size_t i = 0; i < r.rank(); ++i)
-    ctx.require_equal(want[0].shape[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
+    ctx.require_equal(want[0].shape[i], r.type().shape[i], "extent of result axis " + std::to_string(i));
 }
 
 double num_attr(const PrepareCtx& ctx, const std::string& name) {
@@ -381,120 +382,155 @@ double num_attr(const PrepareCtx& ctx, const std::string& name) {
   return std::get<double>(a);
 }
 
-KernelPtr make_map(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
-  const AttrMap& at = ctx.op.attributes();
+using K = AxisMap::Kind;
+using Axes = std::vector<MapKernel::Axis>;
+
+// pad's modes by name; any other name is symmetric.
+constexpr std::pair<std::string_view, K> kPadModes[] = {
+    {"constant", K::Constant}, {"edge", K::Edge}, {"reflect", K::Reflect}, {"symmetric", K::Symmetric}};
+
+void pad_axes(PrepareCtx& ctx, Axes& axes, std::vector<int64_t>&) {
   const ValueDesc& x = ctx.operand(0);
   size_t rank = x.rank();
-  using K = AxisMap::Kind;
-  std::vector<MapKernel::Axis> axes(rank);
-  std::vector<int64_t> prefix;
-  if (name == "pad") {
-    const std::string& mode = attr_string(at, "mode", ctx.where);
-    const auto& low = attr_ints(at, "low", ctx.where);
-    const auto& high = attr_ints(at, "high", ctx.where);
-    std::vector<int64_t> interior(rank, 0);
-    if (at.count("interior")) interior = attr_ints(at, "interior", ctx.where);
-    K kind = mode == "constant"  ? K::Constant
-             : mode == "edge"    ? K::Edge
-             : mode == "reflect" ? K::Reflect
-                                 : K::Symmetric;
-    for (size_t i = 0; i < rank; ++i) {
-      axes[i] = {kind, low[i], interior[i]};
-      // numpy cannot extend an empty axis except with a constant; a symbolic extent is checked per call.
-      if (kind != K::Constant && !x.type.shape[i].is_const() && (low[i] > 0 || high[i] > 0))
-        ctx.require_less_equal(DimExpr(1), x.type.shape[i],
-                               "non-empty axis " + std::to_string(i) + " for mode \"" + mode + "\"");
-    }
-    for (size_t i = 0; i < rank; ++i)
-      ctx.require_less_equal(DimExpr(0), ctx.result().type.shape[i],
-                             "non-negative extent of result axis " + std::to_string(i));
-    if (ctx.in.size() > 1 && ctx.operand(1).dtype() != x.dtype()) ctx.fail("the padding value's dtype differs");
-  } else if (name == "flip") {
-    for (int64_t a : attr_ints(at, "axes", ctx.where)) axes[static_cast<size_t>(a)].kind = K::Flip;
-  } else if (name == "roll") {
-    const auto& shifts = attr_ints(at, "shifts", ctx.where);
-    const auto& ax = attr_ints(at, "axes", ctx.where);
-    for (size_t i = 0; i < ax.size(); ++i) axes[static_cast<size_t>(ax[i])] = {K::Roll, shifts[i], 0};
-  } else if (name == "tile") {
-    const auto& reps = attr_ints(at, "reps", ctx.where);
-    for (size_t i = 0; i < rank; ++i)
-      if (reps[i] != 1) axes[i].kind = K::Tile;
-  } else {  // repeat
-    const auto& reps = attr_ints(at, "repeats", ctx.where);
-    auto axis = static_cast<size_t>(attr_int(at, "axis", ctx.where));
-    if (reps.size() == 1) {
-      if (reps[0] != 1) axes[axis] = {K::Repeat, reps[0], 0};
-    } else {
-      axes[axis].kind = K::RepeatList;
-      int64_t s = 0;
-      for (int64_t r : reps) prefix.push_back(s += r);
-    }
+  const std::string& mode = ctx.attr_string("mode");
+  const auto& low = ctx.attr_ints("low");
+  const auto& high = ctx.attr_ints("high");
+  std::vector<int64_t> interior(rank, 0);
+  if (ctx.has_attr("interior")) interior = ctx.attr_ints("interior");
+  K kind = K::Symmetric;
+  for (const auto& [name, k] : kPadModes)
+    if (std::string_view(mode) == name) kind = k;
+  for (size_t i = 0; i < rank; ++i) {
+    axes[i] = {kind, low[i], interior[i]};
+    // numpy cannot extend an empty axis except with a constant; a symbolic extent is checked per call.
+    if (kind != K::Constant && !x.type().shape[i].is_const() && (low[i] > 0 || high[i] > 0))
+      ctx.require_less_equal(DimExpr(1), x.type().shape[i],
+                             "non-empty axis " + std::to_string(i) + " for mode \"" + mode + "\"");
   }
-  return std::make_unique<MapKernel>(ctx, std::move(axes), std::move(prefix));
+  for (size_t i = 0; i < rank; ++i)
+    ctx.require_less_equal(DimExpr(0), ctx.result().type().shape[i],
+                           "non-negative extent of result axis " + std::to_string(i));
+  if (ctx.in.size() > 1 && ctx.operand(1).dtype() != x.dtype()) ctx.fail("the padding value's dtype differs");
 }
 
-}  // namespace
-
-bool is_layout_op(std::string_view op) {
-  return op == "pad" || op == "tril" || op == "triu" || op == "diagonal" || op == "flip" || op == "roll" ||
-         op == "tile" || op == "repeat" || op == "one_hot" || op == "arange" || op == "linspace";
+void flip_axes(PrepareCtx& ctx, Axes& axes, std::vector<int64_t>&) {
+  for (int64_t a : ctx.attr_ints("axes")) axes[static_cast<size_t>(a)].kind = K::Flip;
 }
 
-KernelPtr make_layout_kernel(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
+void roll_axes(PrepareCtx& ctx, Axes& axes, std::vector<int64_t>&) {
+  const auto& shifts = ctx.attr_ints("shifts");
+  const auto& ax = ctx.attr_ints("axes");
+  for (size_t i = 0; i < ax.size(); ++i) axes[static_cast<size_t>(ax[i])] = {K::Roll, shifts[i], 0};
+}
+
+void tile_axes(PrepareCtx& ctx, Axes& axes, std::vector<int64_t>&) {
+  const auto& reps = ctx.attr_ints("reps");
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (reps[i] != 1) axes[i].kind = K::Tile;
+}
+
+void repeat_axes(PrepareCtx& ctx, Axes& axes, std::vector<int64_t>& prefix) {
+  const auto& reps = ctx.attr_ints("repeats");
+  auto axis = static_cast<size_t>(ctx.attr_int("axis"));
+  if (reps.size() == 1) {
+    if (reps[0] != 1) axes[axis] = {K::Repeat, reps[0], 0};
+  } else {
+    axes[axis].kind = K::RepeatList;
+    int64_t s = 0;
+    for (int64_t r : reps) prefix.push_back(s += r);
+  }
+}
+
+// What every layout op checks first: one result, of the type inference gives.
+void check_layout(PrepareCtx& ctx) {
   if (ctx.op.num_results() != 1) ctx.fail("expects one result");
   check_result_type(ctx);
   const ValueDesc& r = ctx.result();
   if (r.rank() > static_cast<uint32_t>(kMaxRank) ||
       (!ctx.in.empty() && ctx.operand(0).rank() > static_cast<uint32_t>(kMaxRank)))
     ctx.fail("the interpreter supports layout ops up to rank " + std::to_string(kMaxRank));
-  const AttrMap& at = ctx.op.attributes();
-  if (name == "tril" || name == "triu")
-    return std::make_unique<TriKernel>(ctx, name == "tril", attr_int(at, "k", ctx.where));
-  if (name == "diagonal")
-    return std::make_unique<DiagonalKernel>(ctx, attr_int(at, "offset", ctx.where),
-                                            static_cast<int>(attr_int(at, "axis1", ctx.where)),
-                                            static_cast<int>(attr_int(at, "axis2", ctx.where)));
-  if (name == "one_hot") {
-    OneHotFn fn = visit_dtype(ctx.operand(0).dtype(), [&](auto itag) -> OneHotFn {
-      using I = decltype(itag);
-      return visit_dtype(r.dtype(), [&](auto otag) -> OneHotFn {
-        using O = decltype(otag);
-        if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
-          return &one_hot_fill<I, O>;
-        } else {
-          return nullptr;
-        }
-      });
-    });
-    if (!fn) ctx.fail("indices must have an int dtype");
-    return std::make_unique<OneHotKernel>(ctx, fn, attr_int(at, "num_classes", ctx.where));
-  }
-  if (name == "arange" || name == "linspace") {
-    RangeSpec s;
-    s.start = num_attr(ctx, "start");
-    s.stop = num_attr(ctx, "stop");
-    if (name == "arange") {
-      s.step = num_attr(ctx, "step");
-      auto is_int = [&](const char* n) { return std::holds_alternative<int64_t>(at.at(n)); };
-      if (is_int("start") && is_int("stop") && is_int("step")) {
-        s.exact_int = true;
-        s.istart = attr_int(at, "start", ctx.where);
-        s.istep = attr_int(at, "step", ctx.where);
+}
+
+// pad, flip, roll, tile and repeat: a per-axis index map from result to operand.
+template <void (*SetAxes)(PrepareCtx&, Axes&, std::vector<int64_t>&)>
+KernelPtr make_map(PrepareCtx& ctx) {
+  check_layout(ctx);
+  Axes axes(ctx.operand(0).rank());
+  std::vector<int64_t> prefix;
+  SetAxes(ctx, axes, prefix);
+  return std::make_unique<MapKernel>(ctx, std::move(axes), std::move(prefix));
+}
+
+template <bool Lower>
+KernelPtr make_tri(PrepareCtx& ctx) {
+  check_layout(ctx);
+  return std::make_unique<TriKernel>(ctx, Lower, ctx.attr_int("k"));
+}
+
+KernelPtr make_diagonal(PrepareCtx& ctx) {
+  check_layout(ctx);
+  return std::make_unique<DiagonalKernel>(ctx, ctx.attr_int("offset"), static_cast<int>(ctx.attr_int("axis1")),
+                                          static_cast<int>(ctx.attr_int("axis2")));
+}
+
+KernelPtr make_one_hot(PrepareCtx& ctx) {
+  check_layout(ctx);
+  OneHotFn fn = visit_dtype(ctx.operand(0).dtype(), [&](auto itag) -> OneHotFn {
+    using I = decltype(itag);
+    return visit_dtype(ctx.result().dtype(), [&](auto otag) -> OneHotFn {
+      using O = decltype(otag);
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+        return &one_hot_fill<I, O>;
+      } else {
+        return nullptr;
       }
-    } else {
-      int64_t num = attr_int(at, "num", ctx.where);
-      bool endpoint = attr_bool(at, "endpoint", ctx.where);
-      int64_t div = endpoint ? num - 1 : num;
-      s.step = div > 0 ? (s.stop - s.start) / static_cast<double>(div) : 0.0;
-      s.floor_ints = true;
-      s.last_is_stop = endpoint && num > 1;
+    });
+  });
+  if (!fn) ctx.fail("indices must have an int dtype");
+  return std::make_unique<OneHotKernel>(ctx, fn, ctx.attr_int("num_classes"));
+}
+
+// arange (start, stop, step) and linspace (start, stop, num, endpoint).
+template <bool Arange>
+KernelPtr make_range(PrepareCtx& ctx) {
+  check_layout(ctx);
+  RangeSpec s;
+  s.start = num_attr(ctx, "start");
+  s.stop = num_attr(ctx, "stop");
+  if (Arange) {
+    s.step = num_attr(ctx, "step");
+    auto is_int = [&](const char* n) { return std::holds_alternative<int64_t>(ctx.attrs().at(n)); };
+    if (is_int("start") && is_int("stop") && is_int("step")) {
+      s.exact_int = true;
+      s.istart = ctx.attr_int("start");
+      s.istep = ctx.attr_int("step");
     }
-    RangeFn fn = visit_dtype(r.dtype(), [](auto tag) -> RangeFn { return &range_fill<decltype(tag)>; });
-    return std::make_unique<RangeKernel>(ctx, fn, s);
+  } else {
+    int64_t num = ctx.attr_int("num");
+    bool endpoint = ctx.attr_bool("endpoint");
+    int64_t div = endpoint ? num - 1 : num;
+    s.step = div > 0 ? (s.stop - s.start) / static_cast<double>(div) : 0.0;
+    s.floor_ints = true;
+    s.last_is_stop = endpoint && num > 1;
   }
-  return make_map(ctx);
+  RangeFn fn = visit_dtype(ctx.result().dtype(), [](auto tag) -> RangeFn { return &range_fill<decltype(tag)>; });
+  return std::make_unique<RangeKernel>(ctx, fn, s);
+}
+
+}  // namespace
+
+void install_layout_kernels(KernelTable& t) {
+  t.set("pad", &make_map<pad_axes>);
+  t.set("flip", &make_map<flip_axes>);
+  t.set("roll", &make_map<roll_axes>);
+  t.set("tile", &make_map<tile_axes>);
+  t.set("repeat", &make_map<repeat_axes>);
+  t.set("tril", &make_tri<true>);
+  t.set("triu", &make_tri<false>);
+  t.set("diagonal", &make_diagonal);
+  t.set("one_hot", &make_one_hot);
+  t.set("arange", &make_range<true>);
+  t.set("linspace", &make_range<false>);
 }
 
 }  // namespace evoxc::interp

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -238,9 +239,8 @@ class DotKernel final : public Kernel {
   DotGeometry geo_;
 };
 
-}  // namespace
-
-KernelPtr make_dot_kernel(PrepareCtx& ctx) {
+// dot: numpy matmul with broadcast batch axes.
+KernelPtr make_dot(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 2 || ctx.op.num_results() != 1) ctx.fail("expects two operands and one result");
   const ValueDesc& a = ctx.operand(0);
   const ValueDesc& b = ctx.operand(1);
@@ -257,9 +257,9 @@ KernelPtr make_dot_kernel(PrepareCtx& ctx) {
   size_t want = brank + (a.rank() >= 2 ? 1 : 0) + (b.rank() >= 2 ? 1 : 0);
   if (c.rank() != want)
     ctx.fail("the result has rank " + std::to_string(c.rank()) + ", numpy matmul gives rank " + std::to_string(want));
-  const Shape& as = a.type.shape;
-  const Shape& bs = b.type.shape;
-  const Shape& cs = c.type.shape;
+  const Shape& as = a.type().shape;
+  const Shape& bs = b.type().shape;
+  const Shape& cs = c.type().shape;
   ctx.require_equal(as[a.rank() - 1], bs[b.rank() >= 2 ? b.rank() - 2 : 0], "contracting extents of the operands");
   for (size_t i = 0; i < brank; ++i) {
     if (i + abr >= brank)
@@ -276,5 +276,9 @@ KernelPtr make_dot_kernel(PrepareCtx& ctx) {
   });
   return std::make_unique<DotKernel>(fn, ctx);
 }
+
+}  // namespace
+
+void install_linalg_kernels(KernelTable& t) { t.set("dot", &make_dot); }
 
 }  // namespace evoxc::interp

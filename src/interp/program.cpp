@@ -6,20 +6,32 @@
 #include <cstring>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
+#include <utility>
 
-#include "elementwise.h"
 #include "evoxc/core/error.h"
+#include "evoxc/ir/builder.h"
+#include "kernel_table.h"
 
 namespace evoxc::interp {
 
 // ---------------------------------------------------------------------------------------------
 // DimCode
 
-int32_t DimCode::add(const DimExpr& e, const std::map<std::string, int32_t>& sym_slot) {
+namespace {
+
+// A program has few symbols: a scan of their names beats a map.
+int32_t find_symbol(const std::vector<std::string>& sym_names, const std::string& name) {
+  for (size_t i = 0; i < sym_names.size(); ++i)
+    if (sym_names[i] == name) return static_cast<int32_t>(i);
+  return -1;
+}
+
+}  // namespace
+
+int32_t DimCode::add(const DimExpr& e, const std::vector<std::string>& sym_names) {
   uint32_t start = static_cast<uint32_t>(code_.size());
   int max_depth = 0;
-  emit(e, sym_slot, 1, max_depth);
+  emit(e, sym_names, 1, max_depth);
   // eval() keeps its stack in a fixed array; expressions this deep do not come from real programs.
   if (max_depth > 64) throw BackendError("symbolic dim expression " + e.to_string() + " is nested too deeply");
   ranges_.emplace_back(start, static_cast<uint32_t>(code_.size()));
@@ -27,19 +39,19 @@ int32_t DimCode::add(const DimExpr& e, const std::map<std::string, int32_t>& sym
   return static_cast<int32_t>(exprs_.size() - 1);
 }
 
-void DimCode::emit(const DimExpr& e, const std::map<std::string, int32_t>& sym_slot, int depth, int& max_depth) {
+void DimCode::emit(const DimExpr& e, const std::vector<std::string>& sym_names, int depth, int& max_depth) {
   max_depth = std::max(max_depth, depth);
   switch (e.kind()) {
     case DimExpr::Kind::Const: code_.push_back({e.kind(), e.value()}); return;
     case DimExpr::Kind::Sym: {
-      auto it = sym_slot.find(e.name());
-      if (it == sym_slot.end()) throw InternalError("DimCode: symbol " + e.name() + " has no slot");
-      code_.push_back({e.kind(), it->second});
+      int32_t slot = find_symbol(sym_names, e.name());
+      if (slot < 0) throw InternalError("DimCode: symbol " + e.name() + " has no slot");
+      code_.push_back({e.kind(), slot});
       return;
     }
     default:
-      emit(e.lhs(), sym_slot, depth, max_depth);
-      emit(e.rhs(), sym_slot, depth + 1, max_depth);
+      emit(e.lhs(), sym_names, depth, max_depth);
+      emit(e.rhs(), sym_names, depth + 1, max_depth);
       code_.push_back({e.kind(), 0});
   }
 }
@@ -93,6 +105,19 @@ int64_t DimCode::eval(int32_t id, const int64_t* syms) const {
 // ---------------------------------------------------------------------------------------------
 // PrepareCtx
 
+std::string op_where(const Operation& op) {
+  std::string s = "evoxc." + op.name();
+  if (op.location().known()) s += " at " + op.location().to_string();
+  return s;
+}
+
+PrepareCtx::PrepareCtx(const Operation& op, const Program& plan, std::span<const uint32_t> in,
+                       std::span<const uint32_t> out)
+    : op(op), in(in), out(out), plan_(plan), values_(plan.values), static_dims_(plan.dims_template) {}
+
+std::string PrepareCtx::value_name(uint32_t id) const { return plan_.value_name(id); }
+const std::vector<std::string>& PrepareCtx::sym_names() const { return plan_.sym_names; }
+
 bool PrepareCtx::all_static() const {
   for (uint32_t v : in)
     if (!values_[v].is_static) return false;
@@ -101,19 +126,52 @@ bool PrepareCtx::all_static() const {
   return true;
 }
 
-void PrepareCtx::require_equal(const DimExpr& a, const DimExpr& b, const std::string& what) {
-  if (a == b) return;
-  checks.push_back({Check::Kind::Equal, a, b, what});
+void PrepareCtx::fail(const std::string& why) const { throw BackendError(where() + ": " + why); }
+
+namespace {
+
+// The attribute `name` when present with type T; otherwise nullptr, and the caller lets the
+// attribute helper raise its message (or convert, as attr_float does for ints).
+template <typename T>
+const T* typed_attr(const AttrMap& m, const std::string& name) {
+  auto it = m.find(name);
+  return it == m.end() ? nullptr : std::get_if<T>(&it->second);
 }
-void PrepareCtx::require_broadcast(const DimExpr& operand, const DimExpr& result, const std::string& what) {
-  if (operand == result || (operand.is_const() && operand.value() == 1)) return;
-  checks.push_back({Check::Kind::BroadcastTo, operand, result, what});
+
+}  // namespace
+
+int64_t PrepareCtx::attr_int(const std::string& name) const {
+  if (const auto* v = typed_attr<int64_t>(attrs(), name)) return *v;
+  return evoxc::attr_int(attrs(), name, where());
 }
-void PrepareCtx::require_less_equal(const DimExpr& a, const DimExpr& b, const std::string& what) {
-  if (a == b) return;
-  checks.push_back({Check::Kind::LessEqual, a, b, what});
+double PrepareCtx::attr_float(const std::string& name) const {
+  if (const auto* v = typed_attr<double>(attrs(), name)) return *v;
+  return evoxc::attr_float(attrs(), name, where());
 }
-void PrepareCtx::fail(const std::string& why) const { throw BackendError(where + ": " + why); }
+bool PrepareCtx::attr_bool(const std::string& name) const {
+  if (const auto* v = typed_attr<bool>(attrs(), name)) return *v;
+  return evoxc::attr_bool(attrs(), name, where());
+}
+const std::string& PrepareCtx::attr_string(const std::string& name) const {
+  if (const auto* v = typed_attr<std::string>(attrs(), name)) return *v;
+  return evoxc::attr_string(attrs(), name, where());
+}
+const std::vector<int64_t>& PrepareCtx::attr_ints(const std::string& name) const {
+  if (const auto* v = typed_attr<std::vector<int64_t>>(attrs(), name)) return *v;
+  return evoxc::attr_ints(attrs(), name, where());
+}
+DType PrepareCtx::attr_dtype(const std::string& name) const {
+  if (const auto* v = typed_attr<DType>(attrs(), name)) return *v;
+  return evoxc::attr_dtype(attrs(), name, where());
+}
+const Shape& PrepareCtx::attr_shape(const std::string& name) const {
+  if (const auto* v = typed_attr<Shape>(attrs(), name)) return *v;
+  return evoxc::attr_shape(attrs(), name, where());
+}
+const Tensor& PrepareCtx::attr_tensor(const std::string& name) const {
+  if (const auto* v = typed_attr<Tensor>(attrs(), name)) return *v;
+  return evoxc::attr_tensor(attrs(), name, where());
+}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the layer
@@ -123,6 +181,16 @@ std::string shape_text(const int64_t* dims, size_t rank) {
   for (size_t i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   if (rank == 1) s += ",";
   return s + ")";
+}
+
+std::string Program::value_name(uint32_t v) const {
+  if (producer_op[v] == nullptr) return "input " + input_paths[v];
+  return "%" + std::to_string(v);
+}
+
+std::string Program::producer(uint32_t v) const {
+  if (producer_op[v] == nullptr) return "input " + input_paths[v];
+  return op_where(*producer_op[v]);
 }
 
 Program::Program() = default;
@@ -177,84 +245,59 @@ void Program::release_frame(std::unique_ptr<FrameData> f) const {
 
 namespace {
 
-enum class Family : uint8_t { Elementwise, Reduce, ArgReduce, Dot, Structure, Creation, Alias, Extension };
-
-// The families of the full catalogue, each in its own file; asked in order.
-struct ExtensionFamily {
-  bool (*handles)(std::string_view op);
-  KernelPtr (*make)(PrepareCtx& ctx);
-};
-constexpr ExtensionFamily kExtensions[] = {
-    {is_scan_op, make_scan_kernel},         {is_decomposition_op, make_decomposition_kernel},
-    {is_conv_op, make_conv_kernel},         {is_layout_op, make_layout_kernel},
-    {is_indexing_op, make_indexing_kernel}, {is_sort_op, make_sort_kernel},
-    {is_control_op, make_control_kernel},
-};
-
-const ExtensionFamily* extension_of(std::string_view op) {
-  for (const auto& e : kExtensions)
-    if (e.handles(op)) return &e;
-  return nullptr;
-}
-
-std::optional<Family> family_of(std::string_view op) {
-  if (op == "reshape" || op == "expand_dims" || op == "squeeze" || op == "bitcast_convert") return Family::Alias;
-  if (op == "argmax" || op == "argmin") return Family::ArgReduce;
-  if (op == "dot") return Family::Dot;
-  if (is_reduce_op(op)) return Family::Reduce;
-  if (is_structure_op(op)) return Family::Structure;
-  if (is_creation_op(op)) return Family::Creation;
-  if (is_elementwise_op(op)) return Family::Elementwise;
-  if (extension_of(op)) return Family::Extension;
-  return std::nullopt;
-}
-
-std::string op_where(const Operation& op) {
-  std::string s = "evoxc." + op.name();
-  if (op.location().known()) s += " at " + op.location().to_string();
-  return s;
-}
-
-// Zero-copy ops (reshape, expand_dims, squeeze, bitcast_convert): check what the kernel would have relied on.
-KernelPtr prepare_alias(PrepareCtx& ctx) {
-  const Operation& op = ctx.op;
-  if (op.num_operands() != 1 || op.num_results() != 1) ctx.fail("expects one operand and one result");
-  const ValueDesc& a = ctx.operand(0);
-  const ValueDesc& r = ctx.result(0);
-  if (op.name() == "bitcast_convert") {
-    if (size_of(a.dtype()) != size_of(r.dtype()) || is_bool(a.dtype()) || is_bool(r.dtype()))
-      ctx.fail("bitcast_convert needs two non-bool types of one width, got " + std::string(dtype_name(a.dtype())) +
-               " and " + std::string(dtype_name(r.dtype())));
-    if (a.rank() != r.rank()) ctx.fail("bitcast_convert keeps the shape");
-    for (size_t i = 0; i < a.rank(); ++i)
-      ctx.require_equal(a.type.shape[i], r.type.shape[i], "extent of axis " + std::to_string(i));
-  } else {
-    if (a.dtype() != r.dtype()) ctx.fail("the result dtype must equal the operand's");
-    if (op.name() == "reshape" && op.attributes().count("shape")) {
-      const Shape& want = attr_shape(op.attributes(), "shape", ctx.where);
-      if (want.rank() != r.rank()) ctx.fail("the result type differs from the shape attribute");
-      for (size_t i = 0; i < r.rank(); ++i)
-        ctx.require_equal(want[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
+// Value -> id in the plan: open addressing over the values' addresses, so planning a
+// graph costs one allocation here rather than one per value.
+class ValueIds {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  void reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (cap > slots_.size()) rehash(cap);
+  }
+  void insert(const Value* v, uint32_t id) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(std::max<size_t>(16, 2 * slots_.size()));
+    size_t i = home(v);
+    while (slots_[i].key != nullptr && slots_[i].key != v) i = (i + 1) & mask_;
+    if (slots_[i].key == nullptr) ++size_;
+    slots_[i] = {v, id};
+  }
+  uint32_t find(const Value* v) const {
+    if (slots_.empty()) return kNone;
+    for (size_t i = home(v);; i = (i + 1) & mask_) {
+      if (slots_[i].key == v) return slots_[i].id;
+      if (slots_[i].key == nullptr) return kNone;
     }
-    ctx.require_equal(a.type.shape.num_elements(), r.type.shape.num_elements(), "element count of operand and result");
   }
-  ctx.alias_operand0 = true;
-  return nullptr;
-}
 
-KernelPtr make_kernel(Family fam, PrepareCtx& ctx) {
-  switch (fam) {
-    case Family::Elementwise: return make_elementwise_kernel(ctx);
-    case Family::Reduce: return make_reduce_kernel(ctx);
-    case Family::ArgReduce: return make_argreduce_kernel(ctx);
-    case Family::Dot: return make_dot_kernel(ctx);
-    case Family::Structure: return make_structure_kernel(ctx);
-    case Family::Creation: return make_creation_kernel(ctx);
-    case Family::Alias: return prepare_alias(ctx);
-    case Family::Extension: return extension_of(ctx.op.name())->make(ctx);
+ private:
+  struct Slot {
+    const Value* key = nullptr;
+    uint32_t id = 0;
+  };
+  size_t home(const Value* v) const {
+    uint64_t h = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(h >> 32) & mask_;
   }
-  return nullptr;
-}
+  void rehash(size_t cap) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.key != nullptr) insert(s.key, s.id);
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, size_ = 0;
+};
+
+// What the storage plan needs of one op: where its operand and result ids lie in the
+// planner's flat id list, and what its factory declared.
+struct OpSlot {
+  uint32_t in_begin = 0, out_begin = 0, out_end = 0;
+  uint32_t in_place = 0;  // PrepareCtx::in_place_operands
+  bool alias = false, constant = false;
+};
 
 // Collects everything prepare() needs while walking the graph.
 class Planner {
@@ -263,21 +306,26 @@ class Planner {
 
   void run(const Graph& graph);
   // Plans `block` with inputs = its arguments then `captures` (see prepare_block).
-  void run_block(const Block& block, const std::vector<const Value*>& captures,
-                 const std::vector<std::string>& outer_syms, const std::string& what);
+  void run_block(const Block& block, std::span<const Value* const> captures, const std::vector<std::string>& outer_syms,
+                 std::string_view what);
 
  private:
-  uint32_t add_value(const Value* v, std::string name, std::string producer);
-  void add_check(const PrepareCtx::PendingCheck& c, const std::string& where);
+  uint32_t add_value(const Value* v, const Operation* producer);
+  void add_check(const PrepareCtx::PendingCheck& c, const Operation& op);
   int32_t expr_id(const DimExpr& e);
-  void plan_storage(const std::vector<const Operation*>& ops, const std::vector<std::vector<size_t>>& in_place,
-                    const std::vector<bool>& alias, const std::vector<uint32_t>& outputs);
+  void plan_storage(const std::vector<uint32_t>& outputs);
+  std::span<const uint32_t> ins(size_t k) const {
+    return {io_.data() + slots_[k].in_begin, slots_[k].out_begin - slots_[k].in_begin};
+  }
+  std::span<const uint32_t> outs(size_t k) const {
+    return {io_.data() + slots_[k].out_begin, slots_[k].out_end - slots_[k].out_begin};
+  }
 
   Program& p_;
-  std::unordered_map<const Value*, uint32_t> vid_;
-  std::map<std::string, int32_t> sym_slot_;
+  ValueIds vid_;
   std::unordered_map<DimExpr, int32_t> expr_ids_;
-  std::vector<std::vector<uint32_t>> op_in_, op_out_;
+  std::vector<uint32_t> io_;  // every op's operand ids then result ids, in op order
+  std::vector<OpSlot> slots_;
 };
 
 int32_t Planner::expr_id(const DimExpr& e) {
@@ -286,40 +334,41 @@ int32_t Planner::expr_id(const DimExpr& e) {
   std::vector<std::string> syms;
   e.collect_symbols(syms);
   for (const auto& s : syms)
-    if (!sym_slot_.count(s))
+    if (find_symbol(p_.sym_names, s) < 0)
       throw BackendError("symbolic dim '" + s + "' (in " + e.to_string() +
                          ") is not bound by any input extent; give some input a dim that is exactly '" + s + "'");
-  int32_t id = p_.code.add(e, sym_slot_);
+  int32_t id = p_.code.add(e, p_.sym_names);
   expr_ids_.emplace(e, id);
   return id;
 }
 
-uint32_t Planner::add_value(const Value* v, std::string name, std::string producer) {
+uint32_t Planner::add_value(const Value* v, const Operation* producer) {
+  uint32_t id = static_cast<uint32_t>(p_.values.size());
   ValueDesc d;
-  d.type = v->type();
+  d.ty = &v->type();
   d.dim_off = static_cast<uint32_t>(p_.dims_template.size());
-  d.is_static = v->shape().is_static();
-  d.name = std::move(name);
+  d.is_static = true;
+  p_.values.push_back(d);
+  p_.producer_op.push_back(producer);
   for (const DimExpr& e : v->shape()) {
     if (e.is_const()) {
       if (e.value() < 0)
-        throw BackendError(producer + ": " + d.name + " has a negative extent in its type " + v->type().to_string());
+        throw BackendError(p_.producer(id) + ": " + p_.value_name(id) + " has a negative extent in its type " +
+                           v->type().to_string());
       p_.dims_template.push_back(e.value());
       p_.dim_expr.push_back(-1);
     } else {
+      p_.values.back().is_static = false;
       p_.all_static = false;
       p_.dims_template.push_back(0);
       p_.dim_expr.push_back(-2);  // resolved once every symbol has a slot
     }
   }
-  uint32_t id = static_cast<uint32_t>(p_.values.size());
-  p_.values.push_back(std::move(d));
-  p_.producer.push_back(std::move(producer));
-  vid_[v] = id;
+  vid_.insert(v, id);
   return id;
 }
 
-void Planner::add_check(const PrepareCtx::PendingCheck& c, const std::string& where) {
+void Planner::add_check(const PrepareCtx::PendingCheck& c, const Operation& op) {
   auto a = c.a.as_const();
   auto b = c.b.as_const();
   if (a && b) {
@@ -331,16 +380,17 @@ void Planner::add_check(const PrepareCtx::PendingCheck& c, const std::string& wh
       case Check::Kind::NonNegative: ok = *a >= 0; break;
     }
     if (!ok)
-      throw BackendError(where + ": " + c.what + " does not hold (" + std::to_string(*a) + " vs " + std::to_string(*b) +
-                         "); the graph's types are inconsistent");
+      throw BackendError(op_where(op) + ": " + c.what + " does not hold (" + std::to_string(*a) + " vs " +
+                         std::to_string(*b) + "); the graph's types are inconsistent");
     return;
   }
-  p_.checks.push_back({c.kind, expr_id(c.a), expr_id(c.b), where + ": " + c.what});
+  p_.checks.push_back({c.kind, expr_id(c.a), expr_id(c.b), op_where(op) + ": " + c.what});
 }
 
 void Planner::run(const Graph& graph) {
   if (!graph.defined()) throw BackendError("interp::prepare: the graph is empty (default-constructed)");
   const Block& entry = graph.main().entry();
+  p_.module = graph.module_ptr();
   p_.input_paths = graph.input_paths();
   if (p_.input_paths.size() != entry.num_arguments()) {
     p_.input_paths.clear();
@@ -349,48 +399,62 @@ void Planner::run(const Graph& graph) {
   run_block(entry, {}, {}, "main's entry block");
 }
 
-void Planner::run_block(const Block& entry, const std::vector<const Value*>& captures,
-                        const std::vector<std::string>& outer_syms, const std::string& what) {
+void Planner::run_block(const Block& entry, std::span<const Value* const> captures,
+                        const std::vector<std::string>& outer_syms, std::string_view what) {
   p_.num_inputs = entry.num_arguments() + captures.size();
   if (p_.input_paths.size() != p_.num_inputs) {
     p_.input_paths.clear();
     for (size_t i = 0; i < entry.num_arguments(); ++i)
-      p_.input_paths.push_back("block argument " + std::to_string(i) + " of " + what);
+      p_.input_paths.push_back("block argument " + std::to_string(i) + " of " + std::string(what));
     for (size_t i = 0; i < captures.size(); ++i)
-      p_.input_paths.push_back("captured value " + std::to_string(i) + " of " + what);
+      p_.input_paths.push_back("captured value " + std::to_string(i) + " of " + std::string(what));
   }
-  // Symbols of the enclosing plan come first; inputs are checked against them.
-  for (const std::string& s : outer_syms) {
-    sym_slot_[s] = static_cast<int32_t>(p_.sym_names.size());
-    p_.sym_names.push_back(s);
+  // Sizes known up front, so the plan's tables are allocated once.
+  const auto& ops_owned = entry.operations();
+  size_t num_values = p_.num_inputs, input_dims = 0, num_io = 0;
+  for (const auto& a : entry.arguments()) input_dims += a->shape().rank();
+  for (const Value* c : captures) input_dims += c->shape().rank();
+  size_t num_dims = input_dims;
+  for (const auto& op : ops_owned) {
+    num_values += op->num_results();
+    num_io += op->num_operands() + op->num_results();
+    for (const auto& r : op->results()) num_dims += r->shape().rank();
   }
+  vid_.reserve(num_values);
+  p_.values.reserve(num_values);
+  p_.producer_op.reserve(num_values);
+  p_.dims_template.reserve(num_dims);
+  p_.dim_expr.reserve(num_dims);
+  io_.reserve(num_io);
+
+  // Symbols of the enclosing plan come first (slots 0..); inputs are checked against them.
+  p_.sym_names = outer_syms;
   p_.num_outer_syms = outer_syms.size();
 
   // Inputs: every bare-symbol extent binds (first occurrence) or is compared (later ones).
-  std::map<std::string, std::pair<uint32_t, uint32_t>> bound_at;
+  // bound_at[slot]: the input and axis that bound the symbol (symbols after the outer ones).
+  std::vector<std::pair<uint32_t, uint32_t>> bound_at;
   std::vector<std::tuple<uint32_t, uint32_t, DimExpr>> expr_rules;
+  p_.input_rules.reserve(input_dims);
   for (uint32_t i = 0; i < p_.num_inputs; ++i) {
     const Value* a = i < entry.num_arguments() ? entry.argument(i) : captures[i - entry.num_arguments()];
-    add_value(a, "input " + p_.input_paths[i], "input " + p_.input_paths[i]);
+    add_value(a, nullptr);
     for (uint32_t d = 0; d < a->shape().rank(); ++d) {
       const DimExpr& e = a->shape()[d];
       Program::InputRule r{Program::InputRule::Kind::Const, i, d};
+      int32_t slot = e.is_symbol() ? find_symbol(p_.sym_names, e.name()) : -1;
       if (e.is_const()) {
         r.value = e.value();
-      } else if (e.is_symbol() && !(sym_slot_.count(e.name()) && !bound_at.count(e.name()))) {
-        auto it = bound_at.find(e.name());
-        if (it == bound_at.end()) {
-          int32_t slot = static_cast<int32_t>(p_.sym_names.size());
-          p_.sym_names.push_back(e.name());
-          sym_slot_[e.name()] = slot;
-          bound_at[e.name()] = {i, d};
+      } else if (e.is_symbol() && !(slot >= 0 && static_cast<size_t>(slot) < p_.num_outer_syms)) {
+        if (slot < 0) {
           r.kind = Program::InputRule::Kind::Bind;
-          r.slot = slot;
+          r.slot = static_cast<int32_t>(p_.sym_names.size());
+          p_.sym_names.push_back(e.name());
+          bound_at.emplace_back(i, d);
         } else {
           r.kind = Program::InputRule::Kind::SameSym;
-          r.slot = sym_slot_[e.name()];
-          r.first_input = it->second.first;
-          r.first_axis = it->second.second;
+          r.slot = slot;
+          std::tie(r.first_input, r.first_axis) = bound_at[static_cast<size_t>(slot) - p_.num_outer_syms];
         }
       } else {
         expr_rules.emplace_back(i, d, e);
@@ -406,193 +470,226 @@ void Planner::run_block(const Block& entry, const std::vector<const Value*>& cap
   }
 
   // Ops.
-  const auto& ops_owned = entry.operations();
-  if (ops_owned.empty() || ops_owned.back()->name() != "return")
-    throw BackendError("interp::prepare: " + what + " does not end in evoxc.return");
-  std::vector<const Operation*> ops;
-  for (size_t k = 0; k + 1 < ops_owned.size(); ++k) ops.push_back(ops_owned[k].get());
-  std::vector<std::vector<size_t>> in_place(ops.size());
-  std::vector<bool> alias(ops.size(), false);
-  p_.kernels.resize(ops.size());
-  for (size_t k = 0; k < ops.size(); ++k) {
-    const Operation& op = *ops[k];
-    std::string where = op_where(op);
-    if (!op.regions().empty() && !is_control_op(op.name()))
-      throw BackendError(where + ": ops with regions are not supported by the interpreter yet");
-    auto fam = family_of(op.name());
-    if (!fam)
-      throw BackendError(where + ": the interpreter has no kernel for this op; use another backend or rewrite it");
-    std::vector<uint32_t> in, out;
+  if (ops_owned.empty() || !ops_owned.back()->is_terminator())
+    throw BackendError("interp::prepare: " + std::string(what) + " does not end in evoxc.return");
+  const size_t nops = ops_owned.size() - 1;
+  p_.kernels.resize(nops);
+  slots_.resize(nops);
+  const KernelTable& table = kernel_table();
+  for (size_t k = 0; k < nops; ++k) {
+    const Operation& op = *ops_owned[k];
+    // Only ops defined with regions (control flow) get their regions planned.
+    if (!op.regions().empty() && op_def(op).num_regions == 0)
+      throw BackendError(op_where(op) + ": ops with regions are not supported by the interpreter yet");
+    KernelFactory make = table.get(op);
+    OpSlot& s = slots_[k];
+    s.in_begin = static_cast<uint32_t>(io_.size());
     for (const Value* v : op.operands()) {
-      auto it = vid_.find(v);
-      if (it == vid_.end()) throw BackendError(where + ": an operand is not defined earlier in the entry block");
-      in.push_back(it->second);
+      uint32_t id = vid_.find(v);
+      if (id == ValueIds::kNone)
+        throw BackendError(op_where(op) + ": an operand is not defined earlier in the entry block");
+      io_.push_back(id);
     }
     // Values a region reads from outside it travel as extra inputs, so their buffers live
     // until the op has run.
-    if (!op.regions().empty())
-      for (const Value* v : captured_values(op)) {
-        auto it = vid_.find(v);
-        if (it == vid_.end()) throw BackendError(where + ": a region uses a value that is not defined before the op");
-        in.push_back(it->second);
+    std::vector<const Value*> caps;
+    if (!op.regions().empty()) {
+      caps = captured_values(op);
+      for (const Value* v : caps) {
+        uint32_t id = vid_.find(v);
+        if (id == ValueIds::kNone)
+          throw BackendError(op_where(op) + ": a region uses a value that is not defined before the op");
+        io_.push_back(id);
       }
-    for (size_t r = 0; r < op.num_results(); ++r)
-      out.push_back(add_value(op.result(r), "%" + std::to_string(p_.values.size()), where));
-    PrepareCtx ctx(op, where, p_.values, p_.dims_template, in, out);
-    ctx.sym_names = &p_.sym_names;
+    }
+    s.out_begin = static_cast<uint32_t>(io_.size());
+    for (size_t r = 0; r < op.num_results(); ++r) io_.push_back(add_value(op.result(r), &op));
+    s.out_end = static_cast<uint32_t>(io_.size());
+    PrepareCtx ctx(op, p_, ins(k), outs(k));
+    ctx.captures = caps;
     try {
-      p_.kernels[k] = make_kernel(*fam, ctx);
+      p_.kernels[k] = make(ctx);
     } catch (const TypeError& e) {
-      throw BackendError(where + ": " + e.what());
+      throw BackendError(op_where(op) + ": " + e.what());
     } catch (const ShapeError& e) {
-      throw BackendError(where + ": " + e.what());
+      throw BackendError(op_where(op) + ": " + e.what());
     }
-    if (!p_.kernels[k] && !ctx.alias_operand0 && op.name() != "constant")
-      throw InternalError(where + ": kernel factory returned nothing");
-    in_place[k] = ctx.in_place_operands;
-    alias[k] = ctx.alias_operand0;
-    op_in_.push_back(in);
-    op_out_.push_back(out);
-    if (op.name() == "constant") {
-      const Tensor& t = attr_tensor(op.attributes(), "value", where);
-      p_.constants.push_back(t);
-    }
-    for (const auto& c : ctx.checks) add_check(c, where);
-    for (uint32_t r : out) {
-      const Shape& s = p_.values[r].type.shape;
-      for (size_t d = 0; d < s.rank(); ++d)
-        if (!s[d].is_const())
-          add_check({Check::Kind::NonNegative, s[d], DimExpr(0), "extent " + s[d].to_string() + " of the result"},
-                    where);
+    if (!p_.kernels[k] && !ctx.alias_operand0 && ctx.constant == nullptr)
+      throw InternalError(op_where(op) + ": kernel factory returned nothing");
+    s.in_place = ctx.in_place_operands;
+    s.alias = ctx.alias_operand0;
+    s.constant = ctx.constant != nullptr;
+    if (ctx.constant != nullptr) p_.constants.push_back(*ctx.constant);
+    for (const auto& c : ctx.checks) add_check(c, op);
+    for (uint32_t r : outs(k)) {
+      if (p_.values[r].is_static) continue;
+      const Shape& sh = p_.values[r].type().shape;
+      for (size_t d = 0; d < sh.rank(); ++d)
+        if (!sh[d].is_const())
+          add_check({Check::Kind::NonNegative, sh[d], DimExpr(0), "extent " + sh[d].to_string() + " of the result"},
+                    op);
     }
   }
 
   // Dims of every value, now that every symbol has a slot.
-  for (size_t v = 0; v < p_.values.size(); ++v) {
-    const ValueDesc& d = p_.values[v];
-    for (uint32_t i = 0; i < d.rank(); ++i)
-      if (p_.dim_expr[d.dim_off + i] == -2) p_.dim_expr[d.dim_off + i] = expr_id(d.type.shape[i]);
-  }
+  if (!p_.all_static)
+    for (size_t v = 0; v < p_.values.size(); ++v) {
+      const ValueDesc& d = p_.values[v];
+      for (uint32_t i = 0; i < d.rank(); ++i)
+        if (p_.dim_expr[d.dim_off + i] == -2) p_.dim_expr[d.dim_off + i] = expr_id(d.type().shape[i]);
+    }
   if (p_.all_static) {
-    for (const ValueDesc& d : p_.values)
-      p_.static_numel.push_back(shape_numel(
-          std::vector<int64_t>(p_.dims_template.begin() + d.dim_off, p_.dims_template.begin() + d.dim_off + d.rank())));
+    p_.static_numel.reserve(p_.values.size());
+    for (const ValueDesc& d : p_.values) {
+      int64_t n = 1;
+      for (uint32_t i = 0; i < d.rank(); ++i) {
+        int64_t x = p_.dims_template[d.dim_off + i];
+        if (x != 0 && n > INT64_MAX / x) throw ShapeError("tensor shape has too many elements (int64 overflow)");
+        n *= x;
+      }
+      p_.static_numel.push_back(n);
+    }
   }
 
   // Outputs.
   const Operation& ret = *ops_owned.back();
-  std::vector<uint32_t> outs;
-  for (const Value* v : ret.operands()) outs.push_back(vid_.at(v));
-  p_.output_value = outs;
-  plan_storage(ops, in_place, alias, outs);
+  p_.output_value.reserve(ret.num_operands());
+  for (const Value* v : ret.operands()) {
+    uint32_t id = vid_.find(v);
+    if (id == ValueIds::kNone)
+      throw BackendError(op_where(ret) + ": returns a value not defined in " + std::string(what));
+    p_.output_value.push_back(id);
+  }
+  plan_storage(p_.output_value);
   fuse_elementwise_runs(p_.kernels);
 }
 
-void Planner::plan_storage(const std::vector<const Operation*>& ops, const std::vector<std::vector<size_t>>& in_place,
-                           const std::vector<bool>& alias, const std::vector<uint32_t>& outputs) {
-  size_t nv = p_.values.size();
-  const size_t kEnd = ops.size();
-  std::vector<uint32_t> root(nv);
-  for (size_t v = 0; v < nv; ++v) root[v] = static_cast<uint32_t>(v);
+void Planner::plan_storage(const std::vector<uint32_t>& outputs) {
+  const size_t nv = p_.values.size();
+  const size_t nops = slots_.size();
+  const auto kEnd = static_cast<uint32_t>(nops);
+  constexpr uint32_t kNone = UINT32_MAX;
+  // Every table below is a slice of one allocation: a plan of a small graph is made in a
+  // few microseconds, and an allocation per table would be a good part of that.
+  std::vector<uint32_t> scratch(8 * nv + 2 * nops + 3);
+  uint32_t* next = scratch.data();
+  auto table = [&](size_t n) {
+    std::span<uint32_t> t(next, n);
+    next += n;
+    return t;
+  };
+  std::span<uint32_t> root = table(nv), def_index = table(nv), last_use = table(nv), buf_of = table(nv);
+  std::span<uint32_t> die_begin = table(nops + 2), fill = table(nops + 1), dying = table(nv);
+  std::span<uint32_t> owner = table(nv), first_value = table(nv);  // per buffer
+  std::span<uint32_t> free_bufs = table(nv);                       // free buffers, in the order they were freed
+  size_t num_free = 0;
+
+  for (size_t v = 0; v < nv; ++v) {
+    root[v] = static_cast<uint32_t>(v);
+    def_index[v] = kNone;
+    buf_of[v] = kNone;
+  }
   p_.storage.assign(nv, {});
+  p_.buffers.reserve(std::min<size_t>(nv, 16));
+  p_.patch_values.reserve(p_.num_inputs + outputs.size());
   for (uint32_t i = 0; i < p_.num_inputs; ++i) p_.storage[i] = {Program::StorageKind::Input, i};
+  for (size_t k = 0; k < nops; ++k)
+    for (uint32_t r : outs(k)) def_index[r] = static_cast<uint32_t>(k);
 
   // Which values are written straight into an output buffer.
   p_.output_direct.assign(outputs.size(), false);
-  std::vector<bool> value_is_direct(nv, false);
-  std::vector<const Operation*> def(nv, nullptr);
-  std::vector<size_t> def_index(nv, 0);
-  for (size_t k = 0; k < ops.size(); ++k)
-    for (uint32_t r : op_out_[k]) {
-      def[r] = ops[k];
-      def_index[r] = k;
-    }
   for (size_t j = 0; j < outputs.size(); ++j) {
     uint32_t v = outputs[j];
-    if (value_is_direct[v] || def[v] == nullptr || alias[def_index[v]] || def[v]->name() == "constant") continue;
-    value_is_direct[v] = true;
+    uint32_t k = def_index[v];
+    if (k == kNone || slots_[k].alias || slots_[k].constant) continue;
+    if (p_.storage[v].kind == Program::StorageKind::Output) continue;  // already direct for an earlier leaf
     p_.output_direct[j] = true;
     p_.storage[v] = {Program::StorageKind::Output, static_cast<uint32_t>(j)};
   }
-  size_t nconst = 0;
-  for (size_t k = 0; k < ops.size(); ++k) {
-    if (ops[k]->name() == "constant")
-      p_.storage[op_out_[k][0]] = {Program::StorageKind::Constant, static_cast<uint32_t>(nconst++)};
-    if (alias[k]) root[op_out_[k][0]] = root[op_in_[k][0]];
+  uint32_t nconst = 0;
+  for (size_t k = 0; k < nops; ++k) {
+    if (slots_[k].constant) p_.storage[io_[slots_[k].out_begin]] = {Program::StorageKind::Constant, nconst++};
+    if (slots_[k].alias) root[io_[slots_[k].out_begin]] = root[io_[slots_[k].in_begin]];
   }
 
   // Last use of each root's storage (the return counts as a use at the end).
-  std::vector<size_t> last_use(nv, 0);
-  for (size_t v = 0; v < nv; ++v) last_use[v] = def[v] ? def_index[v] : 0;
-  for (size_t k = 0; k < ops.size(); ++k)
-    for (uint32_t o : op_in_[k]) last_use[root[o]] = std::max(last_use[root[o]], k);
+  for (size_t v = 0; v < nv; ++v) last_use[v] = def_index[v] == kNone ? 0 : def_index[v];
+  for (size_t k = 0; k < nops; ++k)
+    for (uint32_t o : ins(k)) last_use[root[o]] = std::max(last_use[root[o]], static_cast<uint32_t>(k));
   for (uint32_t o : outputs) last_use[root[o]] = kEnd;
 
-  std::vector<int32_t> buf_of(nv, -1);
-  std::vector<uint32_t> owner;  // per buffer: the root currently holding it
-  std::vector<int32_t> free_bufs;
-  std::vector<std::vector<uint32_t>> dies_at(ops.size() + 1);
+  // Roots by the op after which they die (a counting sort into one flat list).
+  for (uint32_t& d : die_begin) d = 0;
   for (size_t v = 0; v < nv; ++v)
-    if (root[v] == v) dies_at[last_use[v]].push_back(static_cast<uint32_t>(v));
+    if (root[v] == v) ++die_begin[last_use[v] + 1];
+  for (size_t k = 1; k < die_begin.size(); ++k) die_begin[k] += die_begin[k - 1];
+  for (size_t k = 0; k < fill.size(); ++k) fill[k] = die_begin[k];
+  for (size_t v = 0; v < nv; ++v)
+    if (root[v] == v) dying[fill[last_use[v]]++] = static_cast<uint32_t>(v);
 
   auto bytes_expr = [&](uint32_t v) {
-    return p_.values[v].type.shape.num_elements() * DimExpr(static_cast<int64_t>(size_of(p_.values[v].dtype())));
+    return p_.values[v].type().shape.num_elements() * DimExpr(static_cast<int64_t>(size_of(p_.values[v].dtype())));
   };
   auto static_bytes = [&](uint32_t v) {
     return static_cast<size_t>(p_.static_numel[v]) * size_of(p_.values[v].dtype());
   };
 
-  for (size_t k = 0; k < ops.size(); ++k) {
-    for (uint32_t r : op_out_[k]) {
+  for (size_t k = 0; k < nops; ++k) {
+    for (uint32_t r : outs(k)) {
       if (root[r] != r || p_.storage[r].kind != Program::StorageKind::Temp) continue;
-      int32_t chosen = -1;
-      for (size_t oi : in_place[k]) {
-        uint32_t o = op_in_[k][oi];
+      uint32_t chosen = kNone;
+      std::span<const uint32_t> in = ins(k);
+      for (size_t oi = 0; oi < in.size() && oi < 32; ++oi) {
+        if (!(slots_[k].in_place >> oi & 1u)) continue;
+        uint32_t o = in[oi];
         uint32_t ro = root[o];
-        if (p_.storage[ro].kind != Program::StorageKind::Temp || last_use[ro] != k || buf_of[ro] < 0) continue;
-        if (owner[static_cast<size_t>(buf_of[ro])] != ro) continue;
-        if (p_.values[o].type.shape != p_.values[r].type.shape) continue;
+        if (p_.storage[ro].kind != Program::StorageKind::Temp || last_use[ro] != k || buf_of[ro] == kNone) continue;
+        if (owner[buf_of[ro]] != ro) continue;
+        if (p_.values[o].type().shape != p_.values[r].type().shape) continue;
         if (size_of(p_.values[o].dtype()) != size_of(p_.values[r].dtype())) continue;
         chosen = buf_of[ro];
         break;
       }
-      if (chosen < 0 && !free_bufs.empty()) {
+      if (chosen == kNone && num_free > 0) {
         // Best fit among free buffers: the smallest that holds the value (static), or one
         // sized by the same expression (symbolic).
         size_t best = SIZE_MAX;
-        for (size_t fi = 0; fi < free_bufs.size(); ++fi) {
-          const Program::Buffer& b = p_.buffers[static_cast<size_t>(free_bufs[fi])];
+        for (size_t fi = 0; fi < num_free; ++fi) {
+          uint32_t b = free_bufs[fi];
           bool fits;
           size_t cap = 0;
           if (p_.all_static) {
-            cap = b.static_bytes;
+            cap = p_.buffers[b].static_bytes;
             fits = cap >= static_bytes(r);
           } else {
-            fits = bytes_expr(b.values.front()) == bytes_expr(r);
+            fits = bytes_expr(first_value[b]) == bytes_expr(r);
           }
-          if (fits && (best == SIZE_MAX || cap < p_.buffers[static_cast<size_t>(free_bufs[best])].static_bytes))
-            best = fi;
+          if (fits && (best == SIZE_MAX || cap < p_.buffers[free_bufs[best]].static_bytes)) best = fi;
         }
         if (best != SIZE_MAX) {
           chosen = free_bufs[best];
-          free_bufs.erase(free_bufs.begin() + static_cast<std::ptrdiff_t>(best));
+          for (size_t fi = best; fi + 1 < num_free; ++fi) free_bufs[fi] = free_bufs[fi + 1];
+          --num_free;
         }
       }
-      if (chosen < 0) {
-        chosen = static_cast<int32_t>(p_.buffers.size());
+      if (chosen == kNone) {
+        chosen = static_cast<uint32_t>(p_.buffers.size());
         p_.buffers.emplace_back();
-        owner.push_back(r);
+        first_value[chosen] = r;
       }
-      Program::Buffer& b = p_.buffers[static_cast<size_t>(chosen)];
-      b.values.push_back(r);
-      if (p_.all_static) b.static_bytes = std::max(b.static_bytes, static_bytes(r));
-      owner[static_cast<size_t>(chosen)] = r;
+      Program::Buffer& b = p_.buffers[chosen];
+      if (p_.all_static)
+        b.static_bytes = std::max(b.static_bytes, static_bytes(r));
+      else
+        b.values.push_back(r);
+      owner[chosen] = r;
       buf_of[r] = chosen;
-      p_.storage[r] = {Program::StorageKind::Temp, static_cast<uint32_t>(chosen)};
+      p_.storage[r] = {Program::StorageKind::Temp, chosen};
     }
-    for (uint32_t dead : dies_at[k]) {
-      int32_t b = buf_of[dead];
-      if (b >= 0 && owner[static_cast<size_t>(b)] == dead) free_bufs.push_back(b);
+    for (uint32_t i = die_begin[k]; i < die_begin[k + 1]; ++i) {
+      uint32_t dead = dying[i];
+      uint32_t b = buf_of[dead];
+      if (b != kNone && owner[b] == dead) free_bufs[num_free++] = b;
     }
   }
   // Aliases read through their root's storage.
@@ -604,6 +701,7 @@ void Planner::plan_storage(const std::vector<const Operation*>& ops, const std::
 
   if (p_.all_static) {
     size_t off = 0;
+    p_.static_offsets.reserve(p_.buffers.size());
     for (const auto& b : p_.buffers) {
       p_.static_offsets.push_back(off);
       off += (b.static_bytes + 63) / 64 * 64;
@@ -614,37 +712,7 @@ void Planner::plan_storage(const std::vector<const Operation*>& ops, const std::
 
 }  // namespace
 
-std::vector<const Value*> captured_values(const Operation& op) {
-  std::unordered_set<const Value*> inside;
-  std::vector<const Operation*> stack{&op};
-  while (!stack.empty()) {
-    const Operation* o = stack.back();
-    stack.pop_back();
-    for (const auto& r : o->regions()) {
-      const Block& b = r->block();
-      for (const auto& a : b.arguments()) inside.insert(a.get());
-      for (const auto& inner : b.operations()) {
-        for (const auto& res : inner->results()) inside.insert(res.get());
-        stack.push_back(inner.get());
-      }
-    }
-  }
-  // Deterministic order: walk the regions in program order.
-  std::vector<const Value*> out;
-  std::unordered_set<const Value*> seen;
-  auto walk = [&](auto&& self, const Operation& o) -> void {
-    for (const auto& r : o.regions())
-      for (const auto& inner : r->block().operations()) {
-        for (const Value* v : inner->operands())
-          if (!inside.count(v) && seen.insert(v).second) out.push_back(v);
-        self(self, *inner);
-      }
-  };
-  walk(walk, op);
-  return out;
-}
-
-std::shared_ptr<const Program> prepare_block(const Block& block, const std::vector<const Value*>& captures,
+std::shared_ptr<const Program> prepare_block(const Block& block, std::span<const Value* const> captures,
                                              const std::vector<std::string>& outer_syms, const std::string& where) {
   auto p = std::make_shared<Program>();
   Planner(*p).run_block(block, captures, outer_syms, where);
@@ -656,7 +724,5 @@ std::shared_ptr<const Program> prepare(const Graph& graph) {
   Planner(*p).run(graph);
   return p;
 }
-
-bool has_kernel(std::string_view op) { return family_of(op).has_value(); }
 
 }  // namespace evoxc::interp

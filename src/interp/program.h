@@ -2,11 +2,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "evoxc/interp/interp.h"
@@ -46,22 +47,27 @@ class Kernel {
 // at positions its earlier reader has already consumed.
 void fuse_elementwise_runs(std::vector<std::unique_ptr<Kernel>>& kernels);
 
-// Static facts about one SSA value.
+// Static facts about one SSA value. Its type is the IR value's own (the plan keeps the
+// graph's module alive), so describing a value copies nothing.
 struct ValueDesc {
-  TensorType type;
+  const TensorType* ty = nullptr;
   uint32_t dim_off = 0;  // where its extents start in Frame::dims
   bool is_static = false;
-  std::string name;  // for messages: "%3" or "input [0]"
-  DType dtype() const { return type.dtype; }
-  uint32_t rank() const { return static_cast<uint32_t>(type.rank()); }
+  const TensorType& type() const { return *ty; }
+  DType dtype() const { return ty->dtype; }
+  uint32_t rank() const { return static_cast<uint32_t>(ty->rank()); }
 };
+
+// "evoxc.add at f.cpp:3:0" ("evoxc.add" where the location is unknown): how messages name
+// an op. Built only when a message is.
+std::string op_where(const Operation& op);
 
 // Integer dim expressions compiled to postfix code over symbol slots, so a call binds
 // and evaluates shapes without hashing names.
 class DimCode {
  public:
-  // Returns an expression id; `sym_slot` maps a symbol name to its slot.
-  int32_t add(const DimExpr& e, const std::map<std::string, int32_t>& sym_slot);
+  // Returns an expression id; a symbol's slot is its index in `sym_names`.
+  int32_t add(const DimExpr& e, const std::vector<std::string>& sym_names);
   // ValidationError on division by zero or int64 overflow.
   int64_t eval(int32_t id, const int64_t* syms) const;
   const DimExpr& expr(int32_t id) const { return exprs_[static_cast<size_t>(id)]; }
@@ -72,7 +78,7 @@ class DimCode {
     DimExpr::Kind kind;
     int64_t arg;
   };
-  void emit(const DimExpr& e, const std::map<std::string, int32_t>& sym_slot, int depth, int& max_depth);
+  void emit(const DimExpr& e, const std::vector<std::string>& sym_names, int depth, int& max_depth);
   std::vector<Ins> code_;
   std::vector<std::pair<uint32_t, uint32_t>> ranges_;
   std::vector<DimExpr> exprs_;
@@ -87,43 +93,74 @@ struct Check {
   std::string what;        // "evoxc.slice at f.cpp:3:0: limit of axis 0 within the operand's extent"
 };
 
-// What a kernel factory gets at prepare.
+// What a kernel factory gets at prepare. Nothing here builds a string unless a message is
+// actually raised: `where()` and the `what` of a condition are formed on demand.
 class PrepareCtx {
  public:
-  PrepareCtx(const Operation& op, std::string where, const std::vector<ValueDesc>& values,
-             const std::vector<int64_t>& static_dims, std::vector<uint32_t> in, std::vector<uint32_t> out)
-      : op(op),
-        where(std::move(where)),
-        values_(values),
-        static_dims_(static_dims),
-        in(std::move(in)),
-        out(std::move(out)) {}
+  PrepareCtx(const Operation& op, const Program& plan, std::span<const uint32_t> in, std::span<const uint32_t> out);
 
   const Operation& op;
-  const std::string where;  // "evoxc.add at f.cpp:3:0", for messages
+  // Value ids of the operands (then, for ops with regions, the captured values) and results.
+  const std::span<const uint32_t> in, out;
+
+  // "evoxc.add at f.cpp:3:0", for messages.
+  std::string where() const { return op_where(op); }
   const ValueDesc& val(uint32_t id) const { return values_[id]; }
   const ValueDesc& operand(size_t i) const { return values_[in[i]]; }
   const ValueDesc& result(size_t i = 0) const { return values_[out[i]]; }
+  // "%3" or "input [0]", for messages.
+  std::string value_name(uint32_t id) const;
   // True when every operand and result has static extents (geometry can be precomputed).
   bool all_static() const;
   // The extents of a static value (valid only when it is static).
   const int64_t* static_dims(uint32_t id) const { return static_dims_.data() + values_[id].dim_off; }
 
-  // Conditions to hold at run time; `what` says which condition, without the op.
-  void require_equal(const DimExpr& a, const DimExpr& b, const std::string& what);
-  void require_broadcast(const DimExpr& operand, const DimExpr& result, const std::string& what);
-  void require_less_equal(const DimExpr& a, const DimExpr& b, const std::string& what);
+  // The op's attributes, typed; the attribute helper's TypeError naming the op when one is
+  // missing or of another kind (evoxc::attr_int and friends, with where()).
+  const AttrMap& attrs() const { return op.attributes(); }
+  bool has_attr(const std::string& name) const { return op.attributes().count(name) != 0; }
+  int64_t attr_int(const std::string& name) const;
+  double attr_float(const std::string& name) const;
+  bool attr_bool(const std::string& name) const;
+  const std::string& attr_string(const std::string& name) const;
+  const std::vector<int64_t>& attr_ints(const std::string& name) const;
+  DType attr_dtype(const std::string& name) const;
+  const Shape& attr_shape(const std::string& name) const;
+  const Tensor& attr_tensor(const std::string& name) const;
+
+  // Conditions to hold at run time; `what` says which condition, without the op: a string,
+  // or a callable returning one, called only when the condition is not decided equal here.
+  template <typename What>
+  void require_equal(const DimExpr& a, const DimExpr& b, What&& what) {
+    if (a == b) return;
+    checks.push_back({Check::Kind::Equal, a, b, text(std::forward<What>(what))});
+  }
+  template <typename What>
+  void require_broadcast(const DimExpr& operand, const DimExpr& result, What&& what) {
+    if (operand == result || (operand.is_const() && operand.value() == 1)) return;
+    checks.push_back({Check::Kind::BroadcastTo, operand, result, text(std::forward<What>(what))});
+  }
+  template <typename What>
+  void require_less_equal(const DimExpr& a, const DimExpr& b, What&& what) {
+    if (a == b) return;
+    checks.push_back({Check::Kind::LessEqual, a, b, text(std::forward<What>(what))});
+  }
   // BackendError naming the op.
   [[noreturn]] void fail(const std::string& why) const;
 
   // The enclosing plan's symbols (slot order), for kernels that prepare region plans.
-  const std::vector<std::string>* sym_names = nullptr;
+  const std::vector<std::string>& sym_names() const;
+  // Ops with regions: the values their regions read from outside (captured_values order);
+  // their ids follow the operands' in `in`.
+  std::span<const Value* const> captures;
 
-  // Filled by the factory: operand indices the result may be written over (elementwise
-  // ops whose kernel tolerates out == in), when that operand dies here.
-  std::vector<size_t> in_place_operands;
+  // Filled by the factory: operand indices (bit k for operand k) the result may be written
+  // over (elementwise ops whose kernel tolerates out == in), when that operand dies here.
+  uint32_t in_place_operands = 0;
   // Filled by the factory for zero-copy ops: the result shares the operand's bytes.
   bool alias_operand0 = false;
+  // Filled by the factory of constant: the result is this tensor, read in place.
+  const Tensor* constant = nullptr;
 
   struct PendingCheck {
     Check::Kind kind;
@@ -133,55 +170,25 @@ class PrepareCtx {
   std::vector<PendingCheck> checks;
 
  private:
+  template <typename What>
+  static std::string text(What&& what) {
+    if constexpr (std::is_invocable_v<What>)
+      return std::string(what());
+    else
+      return std::string(std::forward<What>(what));
+  }
+  const Program& plan_;
   const std::vector<ValueDesc>& values_;
   const std::vector<int64_t>& static_dims_;
-
- public:
-  const std::vector<uint32_t> in, out;
 };
 
 using KernelPtr = std::unique_ptr<Kernel>;
-
-// Kernel factories, one per op family (each file of this layer registers one).
-// Each validates attributes (BackendError naming the op), records run-time checks and
-// returns the kernel; constant returns nullptr (its tensor is read in place).
-KernelPtr make_elementwise_kernel(PrepareCtx& ctx);
-KernelPtr make_reduce_kernel(PrepareCtx& ctx);
-KernelPtr make_argreduce_kernel(PrepareCtx& ctx);
-KernelPtr make_dot_kernel(PrepareCtx& ctx);
-KernelPtr make_structure_kernel(PrepareCtx& ctx);
-KernelPtr make_creation_kernel(PrepareCtx& ctx);
-
-// The full catalogue's families, one file each (scan.cpp, decomposition.cpp, conv.cpp,
-// layout.cpp, indexing.cpp, sort.cpp, control.cpp); program.cpp asks them in that order.
-bool is_scan_op(std::string_view op);
-KernelPtr make_scan_kernel(PrepareCtx& ctx);
-bool is_decomposition_op(std::string_view op);
-KernelPtr make_decomposition_kernel(PrepareCtx& ctx);
-bool is_conv_op(std::string_view op);
-KernelPtr make_conv_kernel(PrepareCtx& ctx);
-bool is_layout_op(std::string_view op);
-KernelPtr make_layout_kernel(PrepareCtx& ctx);
-bool is_indexing_op(std::string_view op);
-KernelPtr make_indexing_kernel(PrepareCtx& ctx);
-bool is_sort_op(std::string_view op);
-KernelPtr make_sort_kernel(PrepareCtx& ctx);
-bool is_control_op(std::string_view op);
-KernelPtr make_control_kernel(PrepareCtx& ctx);
-
-bool is_reduce_op(std::string_view op);
-bool is_structure_op(std::string_view op);
-bool is_creation_op(std::string_view op);
-
-// Values used inside an op's regions (at any depth) but defined outside them, in
-// first-use order. The planner appends them to a control op's `in` after its operands.
-std::vector<const Value*> captured_values(const Operation& op);
 
 // Prepares one region's block as a plan of its own: its inputs are the block arguments
 // followed by `captures`; the symbols in `outer_syms` are not bound by the inputs but take
 // the enclosing plan's values (slots 0.. in that order), and the inputs are checked
 // against them. `where` names the region in messages.
-std::shared_ptr<const Program> prepare_block(const Block& block, const std::vector<const Value*>& captures,
+std::shared_ptr<const Program> prepare_block(const Block& block, std::span<const Value* const> captures,
                                              const std::vector<std::string>& outer_syms, const std::string& where);
 
 // One run of a block plan on raw buffers (what a control kernel holds). Input pointers
@@ -216,16 +223,21 @@ class Program {
   };
   struct Buffer {
     size_t static_bytes = 0;
-    std::vector<uint32_t> values;  // every value stored in it (sizes them at run time)
+    // Symbolic plans: every value stored in it (sizes it at run time); empty when static.
+    std::vector<uint32_t> values;
   };
+
+  // The graph's module: the plan's value types and messages refer to its values and ops.
+  // Block plans leave it empty (their enclosing plan holds it).
+  std::shared_ptr<const Module> module;
 
   // Values and their extents.
   std::vector<ValueDesc> values;
   bool all_static = true;
-  std::vector<int64_t> dims_template;  // constant extents; symbolic slots filled per call
-  std::vector<int32_t> dim_expr;       // per dims entry: DimCode id or -1
-  std::vector<int64_t> static_numel;   // per value, when all_static
-  std::vector<std::string> producer;   // per value: "evoxc.op at loc" or the input path
+  std::vector<int64_t> dims_template;         // constant extents; symbolic slots filled per call
+  std::vector<int32_t> dim_expr;              // per dims entry: DimCode id or -1
+  std::vector<int64_t> static_numel;          // per value, when all_static
+  std::vector<const Operation*> producer_op;  // per value: its defining op; nullptr for inputs
   DimCode code;
   std::vector<std::string> sym_names;
   size_t num_outer_syms = 0;  // block plans: leading sym_names given by the enclosing plan
@@ -233,6 +245,10 @@ class Program {
   // Inputs.
   size_t num_inputs = 0;
   std::vector<std::string> input_paths;
+  // For messages: "input [0]" or "%3" (value_name), and "evoxc.add at f.cpp:3:0" or
+  // "input [0]" (producer).
+  std::string value_name(uint32_t v) const;
+  std::string producer(uint32_t v) const;
   std::vector<InputRule> input_rules;
   std::vector<Check> checks;
 
@@ -276,5 +292,9 @@ struct Program::FrameData {
   ~FrameData();
   void reserve_arena(size_t bytes);
 };
+
+// execute_block on a frame the caller holds (a control kernel keeps its regions' frames
+// across iterations rather than leasing one per call).
+void execute_block(const Program& p, const BlockCall& call, Program::FrameData& frame);
 
 }  // namespace evoxc::interp

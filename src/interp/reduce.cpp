@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -124,7 +125,7 @@ typename P::A reduce_row(const T* x, int64_t n, bool parallel) {
   int64_t block = kRowBlock;
   if ((n + block - 1) / block > kMaxBlocks) block = ((n + kMaxBlocks - 1) / kMaxBlocks + 63) / 64 * 64;
   int64_t nb = (n + block - 1) / block;
-  A partial[kMaxBlocks];
+  A partial[kMaxBlocks] = {};  // zeroed: GCC cannot see that combine_partials reads only the nb written
   auto one = [&](int64_t b) { partial[b] = pairwise<P>(x + b * block, std::min(block, n - b * block)); };
   if (parallel) {
     parallel_for(nb, one);
@@ -450,7 +451,7 @@ void require_reduced_shape(PrepareCtx& ctx, const std::vector<bool>& reduced, bo
   size_t k = 0;
   for (size_t i = 0; i < a.rank(); ++i) {
     if (reduced[i] && !keepdims) continue;
-    ctx.require_equal(reduced[i] ? DimExpr(1) : a.type.shape[i], r.type.shape[k],
+    ctx.require_equal(reduced[i] ? DimExpr(1) : a.type().shape[i], r.type().shape[k],
                       "extent of result axis " + std::to_string(k));
     ++k;
   }
@@ -458,23 +459,17 @@ void require_reduced_shape(PrepareCtx& ctx, const std::vector<bool>& reduced, bo
 
 std::string dt(DType t) { return std::string(dtype_name(t)); }
 
-}  // namespace
-
-bool is_reduce_op(std::string_view op) {
-  return op == "reduce_sum" || op == "reduce_prod" || op == "reduce_max" || op == "reduce_min" || op == "reduce_mean" ||
-         op == "reduce_any" || op == "reduce_all";
-}
-
-KernelPtr make_reduce_kernel(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
+// reduce_<op> over the `axes` attribute; dtypes in class C.
+template <RedOp Op, DTypeClass C>
+KernelPtr make_reduce(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 1 || ctx.op.num_results() != 1) ctx.fail("expects one operand and one result");
   const ValueDesc& a = ctx.operand(0);
   DType t = a.dtype();
   if (ctx.result().dtype() != t) ctx.fail("the result dtype must be the operand's (" + dt(t) + ")");
   if (a.rank() > static_cast<uint32_t>(kMaxRank))
     ctx.fail("the interpreter reduces tensors up to rank " + std::to_string(kMaxRank));
-  const auto& axes = attr_ints(ctx.op.attributes(), "axes", ctx.where);
-  bool keepdims = attr_bool(ctx.op.attributes(), "keepdims", ctx.where);
+  const auto& axes = ctx.attr_ints("axes");
+  bool keepdims = ctx.attr_bool("keepdims");
   std::vector<bool> reduced(a.rank(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
     if (axes[i] < 0 || axes[i] >= static_cast<int64_t>(a.rank()) || (i > 0 && axes[i] <= axes[i - 1]))
@@ -482,34 +477,18 @@ KernelPtr make_reduce_kernel(PrepareCtx& ctx) {
     reduced[static_cast<size_t>(axes[i])] = true;
   }
   require_reduced_shape(ctx, reduced, keepdims);
-  ReduceFn fn = nullptr;
-  bool ok = true;
-  if (name == "reduce_sum") {
-    ok = is_int(t) || is_float(t), fn = pick<RedOp::Sum>(t);
-  } else if (name == "reduce_prod") {
-    ok = is_int(t) || is_float(t), fn = pick<RedOp::Prod>(t);
-  } else if (name == "reduce_max") {
-    fn = pick<RedOp::Max>(t);
-  } else if (name == "reduce_min") {
-    fn = pick<RedOp::Min>(t);
-  } else if (name == "reduce_mean") {
-    ok = is_float(t), fn = pick<RedOp::Mean>(t);
-  } else if (name == "reduce_any") {
-    ok = is_bool(t), fn = pick<RedOp::Any>(t);
-  } else {
-    ok = is_bool(t), fn = pick<RedOp::All>(t);
-  }
-  if (!ok) ctx.fail("no kernel for dtype " + dt(t));
-  return std::make_unique<ReduceKernel>(fn, ctx, reduced);
+  if (!dtype_in_class(t, C)) ctx.fail("no kernel for dtype " + dt(t));
+  return std::make_unique<ReduceKernel>(pick<Op>(t), ctx, reduced);
 }
 
-KernelPtr make_argreduce_kernel(PrepareCtx& ctx) {
+template <bool IsMax>
+KernelPtr make_argreduce(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 1 || ctx.op.num_results() != 1) ctx.fail("expects one operand and one result");
   const ValueDesc& a = ctx.operand(0);
-  int64_t axis = attr_int(ctx.op.attributes(), "axis", ctx.where);
-  bool keepdims = attr_bool(ctx.op.attributes(), "keepdims", ctx.where);
+  int64_t axis = ctx.attr_int("axis");
+  bool keepdims = ctx.attr_bool("keepdims");
   DType it = ctx.result().dtype();
-  if (ctx.op.attributes().count("index_dtype") && attr_dtype(ctx.op.attributes(), "index_dtype", ctx.where) != it)
+  if (ctx.op.attributes().count("index_dtype") && ctx.attr_dtype("index_dtype") != it)
     ctx.fail("the result dtype differs from index_dtype");
   if (it != DType::I32 && it != DType::I64) ctx.fail("index_dtype must be int32 or int64, got " + dt(it));
   if (axis < 0 || axis >= static_cast<int64_t>(a.rank()))
@@ -517,18 +496,30 @@ KernelPtr make_argreduce_kernel(PrepareCtx& ctx) {
   std::vector<bool> reduced(a.rank(), false);
   reduced[static_cast<size_t>(axis)] = true;
   require_reduced_shape(ctx, reduced, keepdims);
-  const DimExpr& n = a.type.shape[static_cast<size_t>(axis)];
+  const DimExpr& n = a.type().shape[static_cast<size_t>(axis)];
   if (n.is_const() && n.value() == 0) ctx.fail("argmax/argmin over an empty axis has no answer");
   // Over a symbolic axis the emptiness check runs per call (only when the result has elements).
   DimExpr others(1);
   for (size_t i = 0; i < a.rank(); ++i)
-    if (static_cast<int64_t>(i) != axis) others = others * a.type.shape[i];
+    if (static_cast<int64_t>(i) != axis) others = others * a.type().shape[i];
   ctx.require_less_equal(min(others, DimExpr(1)), n,
                          "extent of axis " + std::to_string(axis) + " (argmax/argmin need at least one element)");
-  bool is_max = ctx.op.name() == "argmax";
-  ArgFn fn = is_max ? (it == DType::I32 ? pick_arg<true, int32_t>(a.dtype()) : pick_arg<true, int64_t>(a.dtype()))
-                    : (it == DType::I32 ? pick_arg<false, int32_t>(a.dtype()) : pick_arg<false, int64_t>(a.dtype()));
+  ArgFn fn = it == DType::I32 ? pick_arg<IsMax, int32_t>(a.dtype()) : pick_arg<IsMax, int64_t>(a.dtype());
   return std::make_unique<ArgKernel>(fn, ctx, static_cast<int>(axis));
+}
+
+}  // namespace
+
+void install_reduce_kernels(KernelTable& t) {
+  t.set("reduce_sum", &make_reduce<RedOp::Sum, DTypeClass::Numeric>);
+  t.set("reduce_prod", &make_reduce<RedOp::Prod, DTypeClass::Numeric>);
+  t.set("reduce_max", &make_reduce<RedOp::Max, DTypeClass::Any>);
+  t.set("reduce_min", &make_reduce<RedOp::Min, DTypeClass::Any>);
+  t.set("reduce_mean", &make_reduce<RedOp::Mean, DTypeClass::Float>);
+  t.set("reduce_any", &make_reduce<RedOp::Any, DTypeClass::Bool>);
+  t.set("reduce_all", &make_reduce<RedOp::All, DTypeClass::Bool>);
+  t.set("argmax", &make_argreduce<true>);
+  t.set("argmin", &make_argreduce<false>);
 }
 
 }  // namespace evoxc::interp

@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -120,32 +121,23 @@ class ScanKernel final : public Kernel {
   bool reverse_;
 };
 
+template <ScanOp Op>
 KernelPtr make_scan(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
   if (ctx.op.num_operands() != 1 || ctx.op.num_results() != 1) ctx.fail("expects one operand and one result");
   const ValueDesc& a = ctx.operand(0);
   const ValueDesc& r = ctx.result();
   DType t = a.dtype();
   if (r.dtype() != t || r.rank() != a.rank()) ctx.fail("the result must have the operand's type");
-  int64_t axis = attr_int(ctx.op.attributes(), "axis", ctx.where);
-  bool reverse = attr_bool(ctx.op.attributes(), "reverse", ctx.where);
+  int64_t axis = ctx.attr_int("axis");
+  bool reverse = ctx.attr_bool("reverse");
   if (axis < 0 || axis >= static_cast<int64_t>(a.rank()))
     ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(a.rank()));
   for (size_t i = 0; i < a.rank(); ++i)
-    ctx.require_equal(a.type.shape[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
-  bool numeric = is_int(t) || is_float(t);
-  ScanFn fn = nullptr;
-  if (name == "cumsum" && numeric) {
-    fn = pick_scan<ScanOp::Sum>(t);
-  } else if (name == "cumprod" && numeric) {
-    fn = pick_scan<ScanOp::Prod>(t);
-  } else if (name == "cummax") {
-    fn = pick_scan<ScanOp::Max>(t);
-  } else if (name == "cummin") {
-    fn = pick_scan<ScanOp::Min>(t);
-  } else {
-    ctx.fail("no kernel for dtype " + std::string(dtype_name(t)));
-  }
+    ctx.require_equal(a.type().shape[i], r.type().shape[i], "extent of result axis " + std::to_string(i));
+  // cumsum and cumprod take numeric operands; cummax and cummin any.
+  constexpr DTypeClass kClass = Op == ScanOp::Sum || Op == ScanOp::Prod ? DTypeClass::Numeric : DTypeClass::Any;
+  if (!dtype_in_class(t, kClass)) ctx.fail("no kernel for dtype " + std::string(dtype_name(t)));
+  ScanFn fn = pick_scan<Op>(t);
   return std::make_unique<ScanKernel>(fn, ctx.in[0], ctx.out[0], a.dim_off, static_cast<int>(a.rank()),
                                       static_cast<int>(axis), reverse);
 }
@@ -260,8 +252,8 @@ KernelPtr make_logsumexp(PrepareCtx& ctx) {
   if (r.dtype() != t) ctx.fail("the result dtype must be the operand's");
   if (a.rank() > static_cast<uint32_t>(kMaxRank))
     ctx.fail("the interpreter reduces tensors up to rank " + std::to_string(kMaxRank));
-  const auto& axes = attr_ints(ctx.op.attributes(), "axes", ctx.where);
-  bool keepdims = attr_bool(ctx.op.attributes(), "keepdims", ctx.where);
+  const auto& axes = ctx.attr_ints("axes");
+  bool keepdims = ctx.attr_bool("keepdims");
   LseSpec sp;
   sp.rank = static_cast<int>(a.rank());
   sp.off = a.dim_off;
@@ -276,7 +268,7 @@ KernelPtr make_logsumexp(PrepareCtx& ctx) {
   size_t k = 0;
   for (int i = 0; i < sp.rank; ++i) {
     if (sp.red[i] && !keepdims) continue;
-    ctx.require_equal(sp.red[i] ? DimExpr(1) : a.type.shape[static_cast<size_t>(i)], r.type.shape[k],
+    ctx.require_equal(sp.red[i] ? DimExpr(1) : a.type().shape[static_cast<size_t>(i)], r.type().shape[k],
                       "extent of result axis " + std::to_string(k));
     ++k;
   }
@@ -292,13 +284,12 @@ KernelPtr make_logsumexp(PrepareCtx& ctx) {
 
 }  // namespace
 
-bool is_scan_op(std::string_view op) {
-  return op == "cumsum" || op == "cumprod" || op == "cummax" || op == "cummin" || op == "reduce_logsumexp";
-}
-
-KernelPtr make_scan_kernel(PrepareCtx& ctx) {
-  if (ctx.op.name() == "reduce_logsumexp") return make_logsumexp(ctx);
-  return make_scan(ctx);
+void install_scan_kernels(KernelTable& t) {
+  t.set("cumsum", &make_scan<ScanOp::Sum>);
+  t.set("cumprod", &make_scan<ScanOp::Prod>);
+  t.set("cummax", &make_scan<ScanOp::Max>);
+  t.set("cummin", &make_scan<ScanOp::Min>);
+  t.set("reduce_logsumexp", &make_logsumexp);
 }
 
 }  // namespace evoxc::interp

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -207,16 +208,17 @@ class SortKernel final : public Kernel {
   int rank_, axis_;
 };
 
-KernelPtr make_sort(PrepareCtx& ctx, bool argsort) {
+template <bool argsort>
+KernelPtr make_sort(PrepareCtx& ctx) {
   size_t n = ctx.op.num_operands();
   if (n == 0) ctx.fail("expects at least one operand");
   if (argsort ? (n != 1 || ctx.op.num_results() != 1) : ctx.op.num_results() != n)
     ctx.fail(argsort ? "expects one operand and one result" : "expects one result per operand");
   const ValueDesc& a = ctx.operand(0);
-  int64_t axis = attr_int(ctx.op.attributes(), "dimension", ctx.where);
+  int64_t axis = ctx.attr_int("dimension");
   if (a.rank() == 0 || axis < 0 || axis >= static_cast<int64_t>(a.rank()))
     ctx.fail("dimension " + std::to_string(axis) + " is out of range for rank " + std::to_string(a.rank()));
-  int64_t num_keys = argsort ? 1 : attr_int(ctx.op.attributes(), "num_keys", ctx.where);
+  int64_t num_keys = argsort ? 1 : ctx.attr_int("num_keys");
   if (num_keys < 1 || num_keys > static_cast<int64_t>(n) || num_keys > static_cast<int64_t>(SortKernel::kMaxKeys))
     ctx.fail("num_keys must lie in [1, " + std::to_string(n) + "]");
   std::vector<size_t> es;
@@ -225,9 +227,9 @@ KernelPtr make_sort(PrepareCtx& ctx, bool argsort) {
     const ValueDesc& v = ctx.operand(i);
     if (v.rank() != a.rank()) ctx.fail("every operand must have operand 0's shape");
     for (size_t d = 0; d < a.rank(); ++d) {
-      ctx.require_equal(a.type.shape[d], v.type.shape[d],
+      ctx.require_equal(a.type().shape[d], v.type().shape[d],
                         "extent of axis " + std::to_string(d) + " of operand " + std::to_string(i));
-      ctx.require_equal(a.type.shape[d], ctx.result(argsort ? 0 : i).type.shape[d],
+      ctx.require_equal(a.type().shape[d], ctx.result(argsort ? 0 : i).type().shape[d],
                         "extent of result axis " + std::to_string(d));
     }
     if (!argsort && (ctx.result(i).dtype() != v.dtype() || ctx.result(i).rank() != v.rank()))
@@ -238,8 +240,9 @@ KernelPtr make_sort(PrepareCtx& ctx, bool argsort) {
   if (argsort && (ctx.result().dtype() != DType::I64 || ctx.result().rank() != a.rank()))
     ctx.fail("the result must be int64 with the operand's shape");
   RadixFn radix = keys.size() == 1 ? pick_radix(a.dtype()) : nullptr;
-  return std::make_unique<SortKernel>(ctx.in, ctx.out, std::move(es), std::move(keys), radix, argsort, a.dim_off,
-                                      static_cast<int>(a.rank()), static_cast<int>(axis));
+  return std::make_unique<SortKernel>(
+      std::vector<uint32_t>(ctx.in.begin(), ctx.in.end()), std::vector<uint32_t>(ctx.out.begin(), ctx.out.end()),
+      std::move(es), std::move(keys), radix, argsort, a.dim_off, static_cast<int>(a.rank()), static_cast<int>(axis));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,7 +303,7 @@ class TopKKernel final : public Kernel {
 KernelPtr make_top_k(PrepareCtx& ctx) {
   if (ctx.op.num_operands() != 1 || ctx.op.num_results() != 2) ctx.fail("expects one operand and two results");
   const ValueDesc& a = ctx.operand(0);
-  int64_t k = attr_int(ctx.op.attributes(), "k", ctx.where);
+  int64_t k = ctx.attr_int("k");
   if (a.rank() == 0) ctx.fail("the operand must have rank >= 1");
   if (k < 0) ctx.fail("k must be >= 0");
   const ValueDesc& v = ctx.result(0);
@@ -308,11 +311,11 @@ KernelPtr make_top_k(PrepareCtx& ctx) {
   if (v.dtype() != a.dtype() || i.dtype() != DType::I64 || v.rank() != a.rank() || i.rank() != a.rank())
     ctx.fail("the results must be (values of the operand's dtype, int64 indices) of the operand's rank");
   size_t last = a.rank() - 1;
-  ctx.require_less_equal(DimExpr(k), a.type.shape[last], "k within the last extent");
+  ctx.require_less_equal(DimExpr(k), a.type().shape[last], "k within the last extent");
   for (size_t d = 0; d < a.rank(); ++d) {
-    DimExpr want = d == last ? DimExpr(k) : a.type.shape[d];
-    ctx.require_equal(want, v.type.shape[d], "extent of values axis " + std::to_string(d));
-    ctx.require_equal(want, i.type.shape[d], "extent of indices axis " + std::to_string(d));
+    DimExpr want = d == last ? DimExpr(k) : a.type().shape[d];
+    ctx.require_equal(want, v.type().shape[d], "extent of values axis " + std::to_string(d));
+    ctx.require_equal(want, i.type().shape[d], "extent of indices axis " + std::to_string(d));
   }
   TopKFn fn = visit_dtype(a.dtype(), [](auto tag) -> TopKFn { return &top_k_entry<decltype(tag)>; });
   return std::make_unique<TopKKernel>(fn, ctx.in[0], ctx.out[0], ctx.out[1], a.dim_off, static_cast<int>(a.rank()), k);
@@ -365,26 +368,23 @@ KernelPtr make_searchsorted(PrepareCtx& ctx) {
   const ValueDesc& r = ctx.result();
   if (r.dtype() != DType::I64 || r.rank() != v.rank()) ctx.fail("the result must be int64 with the values' shape");
   for (size_t d = 0; d < v.rank(); ++d)
-    ctx.require_equal(v.type.shape[d], r.type.shape[d], "extent of result axis " + std::to_string(d));
-  const std::string& side = attr_string(ctx.op.attributes(), "side", ctx.where);
-  if (side != "left" && side != "right") ctx.fail("side must be 'left' or 'right'");
+    ctx.require_equal(v.type().shape[d], r.type().shape[d], "extent of result axis " + std::to_string(d));
+  const std::string& side = ctx.attr_string("side");
+  // side is "left" (lower bound) or "right" (upper bound).
+  constexpr std::string_view kSides[] = {"left", "right"};
+  const bool right = std::string_view(side) == kSides[1];
+  if (!right && std::string_view(side) != kSides[0]) ctx.fail("side must be 'left' or 'right'");
   SearchFn fn = visit_dtype(s.dtype(), [](auto tag) -> SearchFn { return &search_entry<decltype(tag)>; });
-  return std::make_unique<SearchKernel>(fn, ctx.in[0], ctx.in[1], ctx.out[0], side == "right");
+  return std::make_unique<SearchKernel>(fn, ctx.in[0], ctx.in[1], ctx.out[0], right);
 }
 
 }  // namespace
 
-bool is_sort_op(std::string_view op) {
-  return op == "sort" || op == "argsort" || op == "top_k" || op == "searchsorted";
-}
-
-KernelPtr make_sort_kernel(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
-  if (name == "sort") return make_sort(ctx, false);
-  if (name == "argsort") return make_sort(ctx, true);
-  if (name == "top_k") return make_top_k(ctx);
-  if (name == "searchsorted") return make_searchsorted(ctx);
-  ctx.fail("not a sort-family op");
+void install_sort_kernels(KernelTable& t) {
+  t.set("sort", &make_sort<false>);
+  t.set("argsort", &make_sort<true>);
+  t.set("top_k", &make_top_k);
+  t.set("searchsorted", &make_searchsorted);
 }
 
 }  // namespace evoxc::interp

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -268,7 +269,7 @@ void require_same_dtype(PrepareCtx& ctx) {
 }
 
 KernelPtr make_transpose(PrepareCtx& ctx) {
-  const auto& perm = attr_ints(ctx.op.attributes(), "permutation", ctx.where);
+  const auto& perm = ctx.attr_ints("permutation");
   const ValueDesc& a = ctx.operand(0);
   const ValueDesc& r = ctx.result();
   if (perm.size() != a.rank() || r.rank() != a.rank()) ctx.fail("the permutation must list every axis once");
@@ -277,14 +278,14 @@ KernelPtr make_transpose(PrepareCtx& ctx) {
     if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(a.rank()) || seen[static_cast<size_t>(perm[i])])
       ctx.fail("the permutation must list every axis once");
     seen[static_cast<size_t>(perm[i])] = true;
-    ctx.require_equal(a.type.shape[static_cast<size_t>(perm[i])], r.type.shape[i],
+    ctx.require_equal(a.type().shape[static_cast<size_t>(perm[i])], r.type().shape[i],
                       "extent of result axis " + std::to_string(i));
   }
   return std::make_unique<StridedKernel>(StridedKernel::Mode::Transpose, ctx, perm, std::vector<int64_t>{});
 }
 
 KernelPtr make_broadcast_in_dim(PrepareCtx& ctx) {
-  const auto& bd = attr_ints(ctx.op.attributes(), "broadcast_dimensions", ctx.where);
+  const auto& bd = ctx.attr_ints("broadcast_dimensions");
   const ValueDesc& a = ctx.operand(0);
   const ValueDesc& r = ctx.result();
   if (bd.size() != a.rank()) ctx.fail("broadcast_dimensions must have one entry per operand axis");
@@ -292,20 +293,20 @@ KernelPtr make_broadcast_in_dim(PrepareCtx& ctx) {
     if (bd[k] < 0 || bd[k] >= static_cast<int64_t>(r.rank()) || (k > 0 && bd[k] <= bd[k - 1]))
       ctx.fail("broadcast_dimensions must be strictly increasing result axes");
     ctx.require_broadcast(
-        a.type.shape[k], r.type.shape[static_cast<size_t>(bd[k])],
+        a.type().shape[k], r.type().shape[static_cast<size_t>(bd[k])],
         "extent of operand axis " + std::to_string(k) + " against result axis " + std::to_string(bd[k]));
   }
-  const Shape& want = attr_shape(ctx.op.attributes(), "shape", ctx.where);
+  const Shape& want = ctx.attr_shape("shape");
   if (want.rank() != r.rank()) ctx.fail("the result type differs from the shape attribute");
   for (size_t i = 0; i < r.rank(); ++i)
-    ctx.require_equal(want[i], r.type.shape[i], "extent of result axis " + std::to_string(i));
+    ctx.require_equal(want[i], r.type().shape[i], "extent of result axis " + std::to_string(i));
   return std::make_unique<StridedKernel>(StridedKernel::Mode::Broadcast, ctx, bd, std::vector<int64_t>{});
 }
 
 KernelPtr make_slice(PrepareCtx& ctx) {
-  const auto& start = attr_ints(ctx.op.attributes(), "start_indices", ctx.where);
-  const Shape& limit = attr_shape(ctx.op.attributes(), "limit_indices", ctx.where);
-  const auto& strides = attr_ints(ctx.op.attributes(), "strides", ctx.where);
+  const auto& start = ctx.attr_ints("start_indices");
+  const Shape& limit = ctx.attr_shape("limit_indices");
+  const auto& strides = ctx.attr_ints("strides");
   const ValueDesc& a = ctx.operand(0);
   const ValueDesc& r = ctx.result();
   size_t n = a.rank();
@@ -316,15 +317,15 @@ KernelPtr make_slice(PrepareCtx& ctx) {
     if (start[i] < 0) ctx.fail("start_indices must be non-negative");
     std::string ax = " of axis " + std::to_string(i);
     ctx.require_less_equal(DimExpr(start[i]), limit[i], "start" + ax + " at most its limit");
-    ctx.require_less_equal(limit[i], a.type.shape[i], "limit" + ax + " within the operand's extent");
+    ctx.require_less_equal(limit[i], a.type().shape[i], "limit" + ax + " within the operand's extent");
     ctx.require_equal(floordiv(limit[i] - DimExpr(start[i]) + DimExpr(strides[i] - 1), DimExpr(strides[i])),
-                      r.type.shape[i], "result extent" + ax);
+                      r.type().shape[i], "result extent" + ax);
   }
   return std::make_unique<StridedKernel>(StridedKernel::Mode::Slice, ctx, start, strides);
 }
 
 KernelPtr make_concatenate(PrepareCtx& ctx) {
-  int64_t axis = attr_int(ctx.op.attributes(), "axis", ctx.where);
+  int64_t axis = ctx.attr_int("axis");
   const ValueDesc& r = ctx.result();
   if (ctx.in.empty()) ctx.fail("needs at least one operand");
   if (axis < 0 || axis >= static_cast<int64_t>(r.rank())) ctx.fail("axis is out of range");
@@ -334,33 +335,63 @@ KernelPtr make_concatenate(PrepareCtx& ctx) {
     if (a.rank() != r.rank()) ctx.fail("operands must share the result's rank");
     for (size_t i = 0; i < a.rank(); ++i) {
       if (static_cast<int64_t>(i) == axis) continue;
-      ctx.require_equal(a.type.shape[i], r.type.shape[i],
+      ctx.require_equal(a.type().shape[i], r.type().shape[i],
                         "extent of axis " + std::to_string(i) + " of operand " + std::to_string(k));
     }
-    sum = sum + a.type.shape[static_cast<size_t>(axis)];
+    sum = sum + a.type().shape[static_cast<size_t>(axis)];
   }
-  ctx.require_equal(sum, r.type.shape[static_cast<size_t>(axis)], "sum of the extents along the axis");
+  ctx.require_equal(sum, r.type().shape[static_cast<size_t>(axis)], "sum of the extents along the axis");
   return std::make_unique<ConcatKernel>(ctx, static_cast<int>(axis));
 }
 
-}  // namespace
-
-bool is_structure_op(std::string_view op) {
-  return op == "transpose" || op == "broadcast_in_dim" || op == "slice" || op == "concatenate";
-}
-
-KernelPtr make_structure_kernel(PrepareCtx& ctx) {
-  const std::string& name = ctx.op.name();
+// What every structure op checks first; concatenate takes any number of operands.
+template <bool AnyOperands>
+void check_structure(PrepareCtx& ctx) {
   if (ctx.op.num_results() != 1) ctx.fail("expects one result");
-  if (name != "concatenate" && ctx.op.num_operands() != 1) ctx.fail("expects one operand");
+  if (!AnyOperands && ctx.op.num_operands() != 1) ctx.fail("expects one operand");
   require_same_dtype(ctx);
   if (ctx.result().rank() > static_cast<uint32_t>(kMaxRank) ||
       (!ctx.in.empty() && ctx.operand(0).rank() > static_cast<uint32_t>(kMaxRank)))
     ctx.fail("the interpreter supports structure ops up to rank " + std::to_string(kMaxRank));
-  if (name == "transpose") return make_transpose(ctx);
-  if (name == "broadcast_in_dim") return make_broadcast_in_dim(ctx);
-  if (name == "slice") return make_slice(ctx);
-  return make_concatenate(ctx);
+}
+
+template <KernelPtr (*Make)(PrepareCtx&), bool AnyOperands = false>
+KernelPtr structure(PrepareCtx& ctx) {
+  check_structure<AnyOperands>(ctx);
+  return Make(ctx);
+}
+
+// Zero-copy views (reshape, expand_dims, squeeze): the result shares the operand's bytes;
+// only what a copy would have relied on is checked. reshape's shape attribute, when
+// present, must agree with the result type.
+template <bool Reshape>
+KernelPtr make_view(PrepareCtx& ctx) {
+  if (ctx.op.num_operands() != 1 || ctx.op.num_results() != 1) ctx.fail("expects one operand and one result");
+  const ValueDesc& a = ctx.operand(0);
+  const ValueDesc& r = ctx.result();
+  if (a.dtype() != r.dtype()) ctx.fail("the result dtype must equal the operand's");
+  if (Reshape && ctx.has_attr("shape")) {
+    const Shape& want = ctx.attr_shape("shape");
+    if (want.rank() != r.rank()) ctx.fail("the result type differs from the shape attribute");
+    for (size_t i = 0; i < r.rank(); ++i)
+      ctx.require_equal(want[i], r.type().shape[i], [&] { return "extent of result axis " + std::to_string(i); });
+  }
+  ctx.require_equal(a.type().shape.num_elements(), r.type().shape.num_elements(),
+                    "element count of operand and result");
+  ctx.alias_operand0 = true;
+  return nullptr;
+}
+
+}  // namespace
+
+void install_structure_kernels(KernelTable& t) {
+  t.set("transpose", &structure<make_transpose>);
+  t.set("broadcast_in_dim", &structure<make_broadcast_in_dim>);
+  t.set("slice", &structure<make_slice>);
+  t.set("concatenate", &structure<make_concatenate, true>);
+  t.set("reshape", &make_view<true>);
+  t.set("expand_dims", &make_view<false>);
+  t.set("squeeze", &make_view<false>);
 }
 
 }  // namespace evoxc::interp

@@ -11,55 +11,32 @@
 #include "evoxc/core/half.h"
 #include "vecmath.h"
 
-// One entry a line: clang-format re-wraps this list differently on every pass.
-// clang-format off
-#define EVX_U_FUNCS(X) \
-  X(exp, u10) \
-  X(exp2, u10) \
-  X(expm1, u10) \
-  X(log, u10) \
-  X(log2, u10) \
-  X(log10, u10) \
-  X(log1p, u10) \
-  X(cbrt, u10) \
-  X(sin, u10) \
-  X(cos, u10) \
-  X(tan, u10) \
-  X(asin, u10) \
-  X(acos, u10) \
-  X(atan, u10) \
-  X(sinh, u10) \
-  X(cosh, u10) \
-  X(asinh, u10) \
-  X(acosh, u10) \
-  X(atanh, u10) \
-  X(erf, u10) \
-  X(erfc, u15) \
-  X(lgamma, u10)
-// clang-format on
-#define EVX_X_FUNCS(X) X(sqrt) X(floor) X(ceil) X(trunc) X(rint) X(fabs)
-#define EVX_U_FUNCS2(X) X(atan2, u10) X(hypot, u05) X(pow, u10)
-#define EVX_X_FUNCS2(X) X(copysign) X(nextafter) X(fmod)
+// SLEEF's name of a function at an accuracy (see EVX_VECMATH_UNARY in vecmath.h).
+#define EVX_NAME_F(fn, acc) EVX_NAME_F_##acc(fn)
+#define EVX_NAME_D(fn, acc) EVX_NAME_D_##acc(fn)
+#define EVX_NAME_F_u05(fn) EVX_SF(fn, u05)
+#define EVX_NAME_F_u10(fn) EVX_SF(fn, u10)
+#define EVX_NAME_F_u15(fn) EVX_SF(fn, u15)
+#define EVX_NAME_F_u35(fn) EVX_SF(fn, u35)
+#define EVX_NAME_F_exact(fn) EVX_SFX(fn)
+#define EVX_NAME_D_u05(fn) EVX_SD(fn, u05)
+#define EVX_NAME_D_u10(fn) EVX_SD(fn, u10)
+#define EVX_NAME_D_u15(fn) EVX_SD(fn, u15)
+#define EVX_NAME_D_u35(fn) EVX_SD(fn, u35)
+#define EVX_NAME_D_exact(fn) EVX_SDX(fn)
 
-#define EVX_DECL_U(fn, u)                  \
-  extern "C" EVX_VF EVX_SF(fn, u)(EVX_VF); \
-  extern "C" EVX_VD EVX_SD(fn, u)(EVX_VD);
-#define EVX_DECL_X(fn)                   \
-  extern "C" EVX_VF EVX_SFX(fn)(EVX_VF); \
-  extern "C" EVX_VD EVX_SDX(fn)(EVX_VD);
-#define EVX_DECL_U2(fn, u)                         \
-  extern "C" EVX_VF EVX_SF(fn, u)(EVX_VF, EVX_VF); \
-  extern "C" EVX_VD EVX_SD(fn, u)(EVX_VD, EVX_VD);
-#define EVX_DECL_X2(fn)                          \
-  extern "C" EVX_VF EVX_SFX(fn)(EVX_VF, EVX_VF); \
-  extern "C" EVX_VD EVX_SDX(fn)(EVX_VD, EVX_VD);
-EVX_U_FUNCS(EVX_DECL_U)
-EVX_X_FUNCS(EVX_DECL_X)
-EVX_U_FUNCS2(EVX_DECL_U2)
-EVX_X_FUNCS2(EVX_DECL_X2)
-// float tanh uses SLEEF's 3.5-ULP variant: 2.6x faster than the 1-ULP one (docs/semantics.md, Accuracy).
-extern "C" EVX_VF EVX_SF(tanh, u35)(EVX_VF);
-extern "C" EVX_VD EVX_SD(tanh, u10)(EVX_VD);
+// SLEEF functions the composites use that implement no op themselves.
+#define EVX_HELPER_UNARY(X) X(Fabs, "", fabs, exact, exact)
+
+#define EVX_DECL1(Name, op, fn, af, ad)         \
+  extern "C" EVX_VF EVX_NAME_F(fn, af)(EVX_VF); \
+  extern "C" EVX_VD EVX_NAME_D(fn, ad)(EVX_VD);
+#define EVX_DECL2(Name, fn, acc)                         \
+  extern "C" EVX_VF EVX_NAME_F(fn, acc)(EVX_VF, EVX_VF); \
+  extern "C" EVX_VD EVX_NAME_D(fn, acc)(EVX_VD, EVX_VD);
+EVX_VECMATH_UNARY(EVX_DECL1)
+EVX_HELPER_UNARY(EVX_DECL1)
+EVX_VECMATH_BINARY(EVX_DECL2)
 
 namespace evoxc::interp::vecmath {
 namespace {
@@ -67,24 +44,15 @@ namespace {
 using VF = EVX_VF;
 using VD = EVX_VD;
 
-#define EVX_WRAP_U(fn, u)                             \
-  inline VF v_##fn(VF x) { return EVX_SF(fn, u)(x); } \
-  inline VD v_##fn(VD x) { return EVX_SD(fn, u)(x); }
-#define EVX_WRAP_X(fn)                              \
-  inline VF v_##fn(VF x) { return EVX_SFX(fn)(x); } \
-  inline VD v_##fn(VD x) { return EVX_SDX(fn)(x); }
-#define EVX_WRAP_U2(fn, u)                                     \
-  inline VF v_##fn(VF x, VF y) { return EVX_SF(fn, u)(x, y); } \
-  inline VD v_##fn(VD x, VD y) { return EVX_SD(fn, u)(x, y); }
-#define EVX_WRAP_X2(fn)                                      \
-  inline VF v_##fn(VF x, VF y) { return EVX_SFX(fn)(x, y); } \
-  inline VD v_##fn(VD x, VD y) { return EVX_SDX(fn)(x, y); }
-EVX_U_FUNCS(EVX_WRAP_U)
-EVX_X_FUNCS(EVX_WRAP_X)
-EVX_U_FUNCS2(EVX_WRAP_U2)
-EVX_X_FUNCS2(EVX_WRAP_X2)
-inline VF v_tanh(VF x) { return EVX_SF(tanh, u35)(x); }
-inline VD v_tanh(VD x) { return EVX_SD(tanh, u10)(x); }
+#define EVX_WRAP1(Name, op, fn, af, ad)                    \
+  inline VF v_##fn(VF x) { return EVX_NAME_F(fn, af)(x); } \
+  inline VD v_##fn(VD x) { return EVX_NAME_D(fn, ad)(x); }
+#define EVX_WRAP2(Name, fn, acc)                                     \
+  inline VF v_##fn(VF x, VF y) { return EVX_NAME_F(fn, acc)(x, y); } \
+  inline VD v_##fn(VD x, VD y) { return EVX_NAME_D(fn, acc)(x, y); }
+EVX_VECMATH_UNARY(EVX_WRAP1)
+EVX_HELPER_UNARY(EVX_WRAP1)
+EVX_VECMATH_BINARY(EVX_WRAP2)
 
 // Element type of a vector (or scalar) type.
 template <typename V>
@@ -112,42 +80,15 @@ inline V splat(typename elem<V>::type e) {
   }
 }
 
-#define EVX_SIMPLE1(Name, fn) \
-  struct Name {               \
-    template <typename V>     \
-    static V f(V x) {         \
-      return v_##fn(x);       \
-    }                         \
+// One struct per listed function, the form the table builders below take.
+#define EVX_SIMPLE1(Name, op, fn, af, ad) \
+  struct Name {                           \
+    template <typename V>                 \
+    static V f(V x) {                     \
+      return v_##fn(x);                   \
+    }                                     \
   };
-EVX_SIMPLE1(Exp, exp)
-EVX_SIMPLE1(Exp2, exp2)
-EVX_SIMPLE1(Expm1, expm1)
-EVX_SIMPLE1(Log, log)
-EVX_SIMPLE1(Log2, log2)
-EVX_SIMPLE1(Log10, log10)
-EVX_SIMPLE1(Log1p, log1p)
-EVX_SIMPLE1(Sqrt, sqrt)
-EVX_SIMPLE1(Cbrt, cbrt)
-EVX_SIMPLE1(Sin, sin)
-EVX_SIMPLE1(Cos, cos)
-EVX_SIMPLE1(Tan, tan)
-EVX_SIMPLE1(Asin, asin)
-EVX_SIMPLE1(Acos, acos)
-EVX_SIMPLE1(Atan, atan)
-EVX_SIMPLE1(Sinh, sinh)
-EVX_SIMPLE1(Cosh, cosh)
-EVX_SIMPLE1(Tanh, tanh)
-EVX_SIMPLE1(Asinh, asinh)
-EVX_SIMPLE1(Acosh, acosh)
-EVX_SIMPLE1(Atanh, atanh)
-EVX_SIMPLE1(Erf, erf)
-EVX_SIMPLE1(Erfc, erfc)
-EVX_SIMPLE1(Lgamma, lgamma)
-EVX_SIMPLE1(Floor, floor)
-EVX_SIMPLE1(Ceil, ceil)
-EVX_SIMPLE1(Trunc, trunc)
-// rint in the default rounding mode is round half to even.
-EVX_SIMPLE1(Round, rint)
+EVX_VECMATH_UNARY(EVX_SIMPLE1)
 
 struct Rsqrt {
   template <typename V>
@@ -208,19 +149,14 @@ struct GeluTanh {
   }
 };
 
-#define EVX_SIMPLE2(Name, fn) \
-  struct Name {               \
-    template <typename V>     \
-    static V f(V a, V b) {    \
-      return v_##fn(a, b);    \
-    }                         \
+#define EVX_SIMPLE2(Name, fn, acc) \
+  struct Name {                    \
+    template <typename V>          \
+    static V f(V a, V b) {         \
+      return v_##fn(a, b);         \
+    }                              \
   };
-EVX_SIMPLE2(Atan2, atan2)
-EVX_SIMPLE2(Hypot, hypot)
-EVX_SIMPLE2(Pow, pow)
-EVX_SIMPLE2(Nextafter, nextafter)
-EVX_SIMPLE2(Copysign, copysign)
-EVX_SIMPLE2(Fmod, fmod)
+EVX_VECMATH_BINARY(EVX_SIMPLE2)
 
 // numpy's remainder: fmod moved to the divisor's sign; a zero result takes b's sign.
 struct Remainder {
@@ -375,48 +311,14 @@ constexpr void set2(Table& t, Fn2 fn) {
 
 constexpr Table make_table() {
   Table t{};
-  set1<Exp>(t, Fn1::Exp);
-  set1<Exp2>(t, Fn1::Exp2);
-  set1<Expm1>(t, Fn1::Expm1);
-  set1<Log>(t, Fn1::Log);
-  set1<Log2>(t, Fn1::Log2);
-  set1<Log10>(t, Fn1::Log10);
-  set1<Log1p>(t, Fn1::Log1p);
-  set1<Sqrt>(t, Fn1::Sqrt);
-  set1<Rsqrt>(t, Fn1::Rsqrt);
-  set1<Cbrt>(t, Fn1::Cbrt);
-  set1<Reciprocal>(t, Fn1::Reciprocal);
-  set1<Sin>(t, Fn1::Sin);
-  set1<Cos>(t, Fn1::Cos);
-  set1<Tan>(t, Fn1::Tan);
-  set1<Asin>(t, Fn1::Asin);
-  set1<Acos>(t, Fn1::Acos);
-  set1<Atan>(t, Fn1::Atan);
-  set1<Sinh>(t, Fn1::Sinh);
-  set1<Cosh>(t, Fn1::Cosh);
-  set1<Tanh>(t, Fn1::Tanh);
-  set1<Asinh>(t, Fn1::Asinh);
-  set1<Acosh>(t, Fn1::Acosh);
-  set1<Atanh>(t, Fn1::Atanh);
-  set1<Sigmoid>(t, Fn1::Sigmoid);
-  set1<Erf>(t, Fn1::Erf);
-  set1<Erfc>(t, Fn1::Erfc);
-  set1<Lgamma>(t, Fn1::Lgamma);
-  set1<Softplus>(t, Fn1::Softplus);
-  set1<GeluErf>(t, Fn1::GeluErf);
-  set1<GeluTanh>(t, Fn1::GeluTanh);
-  set1<Floor>(t, Fn1::Floor);
-  set1<Ceil>(t, Fn1::Ceil);
-  set1<Round>(t, Fn1::Round);
-  set1<Trunc>(t, Fn1::Trunc);
-  set2<Atan2>(t, Fn2::Atan2);
-  set2<Hypot>(t, Fn2::Hypot);
-  set2<Pow>(t, Fn2::Pow);
-  set2<Nextafter>(t, Fn2::Nextafter);
-  set2<Copysign>(t, Fn2::Copysign);
-  set2<Fmod>(t, Fn2::Fmod);
-  set2<Remainder>(t, Fn2::Remainder);
-  set2<FloorDivide>(t, Fn2::FloorDivide);
+#define EVX_SET1(Name, ...) set1<Name>(t, Fn1::Name);
+#define EVX_SET2(Name, ...) set2<Name>(t, Fn2::Name);
+  EVX_VECMATH_UNARY(EVX_SET1)
+  EVX_VECMATH_UNARY_COMPOSITE(EVX_SET1)
+  EVX_VECMATH_BINARY(EVX_SET2)
+  EVX_VECMATH_BINARY_COMPOSITE(EVX_SET2)
+#undef EVX_SET1
+#undef EVX_SET2
   return t;
 }
 
@@ -428,17 +330,22 @@ const Table* EVX_TABLE_FN() { return &kTable; }
 
 }  // namespace evoxc::interp::vecmath
 
-#undef EVX_U_FUNCS
-#undef EVX_X_FUNCS
-#undef EVX_U_FUNCS2
-#undef EVX_X_FUNCS2
-#undef EVX_DECL_U
-#undef EVX_DECL_X
-#undef EVX_DECL_U2
-#undef EVX_DECL_X2
-#undef EVX_WRAP_U
-#undef EVX_WRAP_X
-#undef EVX_WRAP_U2
-#undef EVX_WRAP_X2
+#undef EVX_NAME_F
+#undef EVX_NAME_D
+#undef EVX_NAME_F_u05
+#undef EVX_NAME_F_u10
+#undef EVX_NAME_F_u15
+#undef EVX_NAME_F_u35
+#undef EVX_NAME_F_exact
+#undef EVX_NAME_D_u05
+#undef EVX_NAME_D_u10
+#undef EVX_NAME_D_u15
+#undef EVX_NAME_D_u35
+#undef EVX_NAME_D_exact
+#undef EVX_HELPER_UNARY
+#undef EVX_DECL1
+#undef EVX_DECL2
+#undef EVX_WRAP1
+#undef EVX_WRAP2
 #undef EVX_SIMPLE1
 #undef EVX_SIMPLE2

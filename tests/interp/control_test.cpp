@@ -201,9 +201,9 @@ TEST(InterpControl, MustFail) {
     EXPECT_NE(std::string(e.what()).find("evoxc.cond at h.cpp:1:1: region 0 takes (tensor<2xf64>)"), std::string::npos)
         << e.what();
   }
-  EXPECT_TRUE(interp::has_kernel("cond"));
-  EXPECT_TRUE(interp::has_kernel("while_loop"));
-  EXPECT_TRUE(interp::has_kernel("scan"));
+  EXPECT_TRUE(interp::kernels().has(get_op("cond").id));
+  EXPECT_TRUE(interp::kernels().has(get_op("while_loop").id));
+  EXPECT_TRUE(interp::kernels().has(get_op("scan").id));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "evoxc/ops/op_def.h"
 #include "interp/elementwise.h"
 
 namespace evoxc::interp {
@@ -17,7 +18,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 template <typename T, typename R = T>
 std::vector<R> bin(const char* op, const std::vector<T>& a, const std::vector<T>& b) {
-  BinaryFn f = binary_kernel(op, dtype_of_v<T>);
+  BinaryFn f = binary_kernel(get_op(op), dtype_of_v<T>);
   EXPECT_NE(f, nullptr) << op;
   std::vector<R> out(a.size());
   if (f) f(a.data(), 1, b.data(), 1, out.data(), static_cast<int64_t>(a.size()));
@@ -62,7 +63,7 @@ void check_int_rules() {
   }
   DType t = dtype_of_v<T>;
   for (const char* op : {"atan2", "hypot", "nextafter", "copysign", "logical_and"})
-    EXPECT_EQ(binary_kernel(op, t), nullptr) << op;
+    EXPECT_EQ(binary_kernel(get_op(op), t), nullptr) << op;
 }
 
 TEST(ElementwiseBinary, IntegerRulesEveryWidth) {
@@ -135,18 +136,18 @@ TEST(ElementwiseBinary, FloatOnlyOpsMatchCmath) {
   std::vector<float16> h1 = {float16(1.0f), float16(0.0f), float16(-0.0f)},
                        h2 = {float16(2.0f), float16(-1.0f), float16(1.0f)};
   std::vector<float16> ho(3);
-  binary_kernel("nextafter", DType::F16)(h1.data(), 1, h2.data(), 1, ho.data(), 3);
+  binary_kernel(get_op("nextafter"), DType::F16)(h1.data(), 1, h2.data(), 1, ho.data(), 3);
   EXPECT_EQ(ho[0].bits, 0x3c01);
   EXPECT_EQ(ho[1].bits, 0x8001);
   EXPECT_EQ(ho[2].bits, 0x0001);
   std::vector<bfloat16> b1 = {bfloat16(1.0f)}, b2 = {bfloat16(0.0f)}, bo(1);
-  binary_kernel("nextafter", DType::BF16)(b1.data(), 1, b2.data(), 1, bo.data(), 1);
+  binary_kernel(get_op("nextafter"), DType::BF16)(b1.data(), 1, b2.data(), 1, bo.data(), 1);
   EXPECT_EQ(bo[0].bits, 0x3f7f);
 }
 
 TEST(ElementwiseBinary, BroadcastStepsInPlaceTailsAndEmpty) {
   for (DType t : {DType::F32, DType::I32}) {
-    BinaryFn sub = binary_kernel("subtract", t);
+    BinaryFn sub = binary_kernel(get_op("subtract"), t);
     ASSERT_NE(sub, nullptr);
     for (int n : {0, 1, 5, 16, 17, 33}) {
       std::vector<int32_t> ai(n + 1), bi(n + 1);
@@ -176,7 +177,7 @@ TEST(ElementwiseBinary, BroadcastStepsInPlaceTailsAndEmpty) {
 TEST(ElementwiseBinary, LogicalAndBitwiseOnBool) {
   std::vector<uint8_t> a = {0, 0, 1, 1}, b = {0, 1, 0, 1}, o(4);
   auto run = [&](const char* op) {
-    BinaryFn f = binary_kernel(op, DType::Bool);
+    BinaryFn f = binary_kernel(get_op(op), DType::Bool);
     EXPECT_NE(f, nullptr) << op;
     f(a.data(), 1, b.data(), 1, o.data(), 4);
     return o;
@@ -186,18 +187,19 @@ TEST(ElementwiseBinary, LogicalAndBitwiseOnBool) {
   EXPECT_EQ(run("logical_xor"), (std::vector<uint8_t>{0, 1, 1, 0}));
   EXPECT_EQ(run("bitwise_and"), (std::vector<uint8_t>{0, 0, 0, 1}));
   EXPECT_EQ(run("less"), (std::vector<uint8_t>{0, 1, 0, 0}));
-  for (const char* op : {"logical_and", "logical_or", "logical_xor"}) EXPECT_EQ(binary_kernel(op, DType::F32), nullptr);
+  for (const char* op : {"logical_and", "logical_or", "logical_xor"})
+    EXPECT_EQ(binary_kernel(get_op(op), DType::F32), nullptr);
   for (const char* op : {"add", "shift_left", "power", "maximum"})
-    EXPECT_EQ(binary_kernel(op, DType::Bool), nullptr) << op;
-  EXPECT_EQ(binary_kernel("bitwise_and", DType::F32), nullptr);
-  EXPECT_EQ(binary_kernel("shift_left", DType::F64), nullptr);
+    EXPECT_EQ(binary_kernel(get_op(op), DType::Bool), nullptr) << op;
+  EXPECT_EQ(binary_kernel(get_op("bitwise_and"), DType::F32), nullptr);
+  EXPECT_EQ(binary_kernel(get_op("shift_left"), DType::F64), nullptr);
 }
 
 TEST(ElementwiseBinary, HalfArithmeticRoundsOnce) {
   std::vector<float16> a = {float16(1.0f), float16(65504.0f), float16(0.1f)};
   std::vector<float16> b = {float16(0.000976562f), float16(65504.0f), float16(0.2f)};
   std::vector<float16> o(3);
-  binary_kernel("add", DType::F16)(a.data(), 1, b.data(), 1, o.data(), 3);
+  binary_kernel(get_op("add"), DType::F16)(a.data(), 1, b.data(), 1, o.data(), 3);
   for (int i = 0; i < 3; ++i) {
     float16 want(static_cast<float>(a[i]) + static_cast<float>(b[i]));
     EXPECT_EQ(o[i].bits, want.bits) << i;

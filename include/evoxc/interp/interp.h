@@ -1,12 +1,13 @@
 // The interpreter backend: an execution plan prepared once at load, then run many times.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
-#include <string_view>
 
 #include "evoxc/core/tensor.h"
 #include "evoxc/ir/graph.h"
+#include "evoxc/ops/rule_table.h"
 
 namespace evoxc::interp {
 
@@ -26,8 +27,12 @@ std::shared_ptr<const Program> prepare(const Graph& graph);
 // Safe to call concurrently on one Program.
 void execute(const Program& program, std::span<const Tensor> inputs, std::span<Tensor> outputs);
 
-// Whether the interpreter has a kernel for an op (for the coverage matrix).
-bool has_kernel(std::string_view op);
+// The interpreter's kernel table (RuleTable "interp", keyed by op id), for the coverage
+// matrix: has(id) says whether an op has a kernel, deferral(id) why it deliberately has none.
+const RuleTableBase& kernels();
+
+// kernels().has(op_id). Transitional: for callers not yet walking kernels().
+bool has_kernel(uint32_t op_id);
 
 // Threads used for large tensors (default: hardware concurrency, or EVOXC_NUM_THREADS).
 int num_threads();
