@@ -162,6 +162,79 @@ LABELS = {
 }
 
 
+def numpy_generation(path, cases=1024, reps=5):
+    """Seconds numpy takes to evaluate once every program of the population bench_staging dumped.
+
+    The programs and inputs are the ones evoxc stages and runs; numpy has no staging, so this is
+    what a numpy-based GP system pays per generation (Koza's protected division and log, as in
+    bench/gp_population.h).
+    """
+    import numpy as np
+    xs = [(np.arange(cases, dtype=np.float32) / np.float32(cases) * np.float32(v + 1) - np.float32(0.5))
+          for v in range(2)]
+    progs = [line.split() for line in open(path) if line.strip()]
+    eps, one = np.float32(1e-6), np.float32(1)
+
+    def ev(toks, pos):
+        t = toks[pos]
+        pos += 1
+        if t[0] == "v":
+            return xs[int(t[1:])], pos
+        if t[0] == "c":
+            return np.full(cases, np.float32(float(t[1:]))), pos
+        if t in ("sin", "cos", "tanh", "log"):
+            a, pos = ev(toks, pos)
+            if t == "log":
+                return np.log(np.abs(a) + eps), pos
+            return getattr(np, t)(a), pos
+        a, pos = ev(toks, pos)
+        b, pos = ev(toks, pos)
+        if t == "add":
+            return a + b, pos
+        if t == "sub":
+            return a - b, pos
+        if t == "mul":
+            return a * b, pos
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return np.where(np.abs(b) > eps, a / b, one), pos
+
+    def generation():
+        with np.errstate(all="ignore"):
+            for p in progs:
+                ev(p, 0)
+
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        generation()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), len(progs)
+
+
+def staging_report(args):
+    """A new generation of GP programs: evoxc's trace + build + run against numpy's evaluation."""
+    binary = os.path.join(os.path.dirname(args.bench_binary), "bench_staging")
+    if not os.path.exists(binary):
+        print("[bench_staging not built; staging row skipped]", file=sys.stderr)
+        return None
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        dump = os.path.join(d, "population.txt")
+        cmd = [binary, "--json", "--dump", dump] + (["--quick"] if args.quick else [])
+        st = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        try:
+            np_s, n = numpy_generation(dump)
+        except ImportError:
+            np_s, n = None, 500
+    evoxc_s = (st["trace_us"] + st["build_us"] + st["run_us"]) * 1e-6 * n
+    print(f"\na new generation of {n} GP programs (17 nodes, 1024 float32 cases):")
+    print(f"  evoxc: trace {st['trace_us']:.2f} us + lower/compile/load {st['build_us']:.2f} us"
+          f" + run {st['run_us']:.2f} us per program = {evoxc_s * 1e3:.2f} ms")
+    if np_s is not None:
+        print(f"  numpy: evaluating each program once = {np_s * 1e3:.2f} ms   ({np_s / evoxc_s:.2f}x evoxc's time)")
+    return {"staging": st, "numpy_generation_s": np_s}
+
+
 def fmt_time(s):
     if s is None:
         return "-"
@@ -206,9 +279,10 @@ def main():
     if np_per_op:
         line += f", numpy {np_per_op / 100 * 1e9:.1f} ns"
     print(line)
+    staging = staging_report(args)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"evoxc": evoxc, **peers}, f, indent=1)
+            json.dump({"evoxc": evoxc, **peers, "staging": staging}, f, indent=1)
 
 
 if __name__ == "__main__":

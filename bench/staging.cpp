@@ -46,21 +46,45 @@ int main(int argc, char** argv) {
   int programs = 500, size = 17, vars = 2, reps = 5;
   int64_t cases = 1024;
   bool json = false;
+  std::string dump;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") {
       reps = 3;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--dump" && i + 1 < argc) {
+      dump = argv[++i];
     } else if (a == "--programs" && i + 1 < argc) {
       programs = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_staging [--quick] [--json] [--programs N]\n");
+      std::fprintf(stderr, "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE]\n");
       return 2;
     }
   }
   try {
     auto pop = bench::gp_population(20261201, programs, size, vars);
+    // The population in prefix notation, one program a line, so bench/compare.py can time
+    // numpy evaluating exactly these programs.
+    if (!dump.empty()) {
+      std::string text;
+      static const char* kNames[] = {"v", "c", "add", "sub", "mul", "div", "sin", "cos", "tanh", "log"};
+      char buf[64];
+      for (const auto& t : pop) {
+        for (const auto& n : t) {
+          if (n.kind == bench::GpNode::Var) {
+            std::snprintf(buf, sizeof buf, "v%d ", n.var);
+          } else if (n.kind == bench::GpNode::Const) {
+            std::snprintf(buf, sizeof buf, "c%.9g ", static_cast<double>(n.value));
+          } else {
+            std::snprintf(buf, sizeof buf, "%s ", kNames[n.kind]);
+          }
+          text += buf;
+        }
+        text += "\n";
+      }
+      write_file_atomic(dump, text);
+    }
     std::vector<Tensor> inputs;
     for (int v = 0; v < vars; ++v) {
       std::vector<float> x(static_cast<size_t>(cases));
