@@ -2,8 +2,8 @@
 #include <functional>
 #include <unordered_map>
 
-#include "evoxc/ir/builder.h"
 #include "evoxc/passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace evoxc {
 
@@ -42,19 +42,7 @@ class Cse {
     scopes_.emplace_back();
     Builder b(dst);
     for (const auto& op : src.operations()) {
-      std::vector<Value*> operands;
-      operands.reserve(op->num_operands());
-      for (const Value* v : op->operands()) operands.push_back(map.lookup_or_self(v));
-      std::vector<TensorType> types;
-      for (const auto& r : op->results()) types.push_back(r->type());
-      b.set_location(op->location());
-      Operation* c = b.create_typed(op->info(), std::move(operands), types, op->attributes(), op->regions().size());
-      for (size_t i = 0; i < op->regions().size(); ++i) {
-        const Block& rb = op->region(i).block();
-        Block& cb = c->region(i).block();
-        for (const auto& a : rb.arguments()) map.map(a.get(), cb.add_argument(a->type()));
-        block(rb, cb, map);
-      }
+      Operation* c = passes_detail::clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { block(rb, cb, map); });
       const Operation* prior = op->is_terminator() || !op->regions().empty() ? nullptr : find(*c);
       if (prior) {
         for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), prior->result(i));

@@ -1,8 +1,8 @@
 // Dead-code elimination: drops every op whose results nothing live uses (EvoXIR ops are pure).
 #include <unordered_set>
 
-#include "evoxc/ir/builder.h"
 #include "evoxc/passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace evoxc {
 
@@ -43,19 +43,8 @@ void clone_live(const Block& src, Block& dst, const Liveness& l, ValueMap& map) 
   Builder b(dst);
   for (const auto& op : src.operations()) {
     if (!l.live(*op)) continue;
-    std::vector<Value*> operands;
-    operands.reserve(op->num_operands());
-    for (const Value* v : op->operands()) operands.push_back(map.lookup_or_self(v));
-    std::vector<TensorType> types;
-    for (const auto& r : op->results()) types.push_back(r->type());
-    b.set_location(op->location());
-    Operation* c = b.create_typed(op->info(), std::move(operands), types, op->attributes(), op->regions().size());
-    for (size_t i = 0; i < op->regions().size(); ++i) {
-      const Block& rb = op->region(i).block();
-      Block& cb = c->region(i).block();
-      for (const auto& a : rb.arguments()) map.map(a.get(), cb.add_argument(a->type()));
-      clone_live(rb, cb, l, map);
-    }
+    Operation* c =
+        passes_detail::clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { clone_live(rb, cb, l, map); });
     for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), c->result(i));
   }
 }

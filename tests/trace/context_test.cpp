@@ -7,21 +7,14 @@
 #include <thread>
 
 #include "evoxc/evoxc.h"
+#include "trace/trace_util.h"
 
 namespace evoxc {
 namespace {
 
 using ST = SymbolicTensor;
 
-template <typename E, typename F>
-void expect_error(F&& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error";
-  } catch (const E& e) {
-    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
 
 std::vector<std::string> op_names(const Block& b) {
   std::vector<std::string> out;
