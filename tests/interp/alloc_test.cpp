@@ -25,8 +25,15 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
+// The nothrow forms too (std::stable_sort's temporary buffer uses them), so every form of
+// new pairs with the free of the deletes below (a sanitizer build checks the pairing).
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  g_news.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(n == 0 ? 1 : n);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 // Aligned scratch (the plan's arena, loop carries) comes from aligned_alloc: counted too.
 extern "C" void* aligned_alloc(std::size_t alignment, std::size_t n) noexcept {
   g_news.fetch_add(1, std::memory_order_relaxed);
