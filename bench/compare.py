@@ -178,15 +178,15 @@ def numpy_generation(path, cases=1024, reps=5):
     def ev(toks, pos):
         t = toks[pos]
         pos += 1
-        if t[0] == "v":
-            return xs[int(t[1:])], pos
-        if t[0] == "c":
-            return np.full(cases, np.float32(float(t[1:]))), pos
         if t in ("sin", "cos", "tanh", "log"):
             a, pos = ev(toks, pos)
             if t == "log":
                 return np.log(np.abs(a) + eps), pos
             return getattr(np, t)(a), pos
+        if t not in ("add", "sub", "mul", "div"):  # a leaf: v<index> or c<value>
+            if t[0] == "v":
+                return xs[int(t[1:])], pos
+            return np.full(cases, np.float32(float(t[1:]))), pos
         a, pos = ev(toks, pos)
         b, pos = ev(toks, pos)
         if t == "add":
