@@ -43,7 +43,9 @@ class PtrSet {
 
  private:
   static inline const void* const kGone = reinterpret_cast<const void*>(uintptr_t{1});
-  size_t slot(const void* p) const { return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15ULL >> 7 & mask_; }
+  size_t slot(const void* p) const {
+    return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15ULL >> 7 & mask_;
+  }
   void grow() {
     std::vector<const void*> old = std::move(slots_);
     slots_.assign(old.empty() ? 64 : old.size() * 2, nullptr);
