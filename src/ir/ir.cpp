@@ -107,11 +107,25 @@ Operation::Operation(const OpInfo& info, std::vector<Value*> operands, std::span
     : info_(&info), operands_(std::move(operands)), attrs_(std::move(attrs)), loc_(std::move(loc)), parent_(parent) {
   for (const auto* v : operands_)
     if (v == nullptr) throw InternalError("Operation " + info.name + ": null operand");
-  results_.reserve(result_types.size());
-  for (size_t i = 0; i < result_types.size(); ++i)
-    results_.push_back(std::make_unique<Value>(result_types[i], this, nullptr, static_cast<unsigned>(i)));
+  make_results(result_types);
   regions_.reserve(num_regions);
   for (size_t i = 0; i < num_regions; ++i) regions_.push_back(std::make_unique<Region>(this));
+}
+
+void Operation::make_results(std::span<const TensorType> types) {
+  if (types.size() == 1) {
+    single_.emplace(types[0], this, nullptr, 0u);
+    single_ref_ = ResultRef(&*single_);
+  } else {
+    // Reserved once and never grown, so the values keep their addresses.
+    many_.reserve(types.size());
+    refs_.reserve(types.size());
+    for (size_t i = 0; i < types.size(); ++i) {
+      many_.emplace_back(types[i], this, nullptr, static_cast<unsigned>(i));
+      refs_.emplace_back(&many_.back());
+    }
+  }
+  num_results_ = types.size();
 }
 
 std::unique_ptr<Operation> Operation::create(const OpInfo& info, std::vector<Value*> operands,
@@ -127,10 +141,8 @@ Operation* Operation::parent_op() const {
 }
 
 void Operation::set_result_types(std::span<const TensorType> types) {
-  if (!results_.empty()) throw InternalError("Operation::set_result_types: evoxc." + name() + " already has results");
-  results_.reserve(types.size());
-  for (size_t i = 0; i < types.size(); ++i)
-    results_.push_back(std::make_unique<Value>(types[i], this, nullptr, static_cast<unsigned>(i)));
+  if (num_results_ != 0) throw InternalError("Operation::set_result_types: evoxc." + name() + " already has results");
+  make_results(types);
 }
 
 Function& Module::add_function(std::string name) {

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +108,18 @@ class Value {
   unsigned index_;
 };
 
+// What Operation::results() yields: a handle to a result the operation owns (get(), ->).
+class ResultRef {
+ public:
+  explicit ResultRef(Value* v = nullptr) : v_(v) {}
+  Value* get() const { return v_; }
+  Value* operator->() const { return v_; }
+  Value& operator*() const { return *v_; }
+
+ private:
+  Value* v_;
+};
+
 // One straight-line list of operations with typed arguments. The last operation of a
 // complete block is a terminator (evoxc.return).
 class Block {
@@ -177,9 +191,12 @@ class Operation {
   const std::vector<Value*>& operands() const { return operands_; }
   Value* operand(size_t i) const { return operands_.at(i); }
   size_t num_operands() const { return operands_.size(); }
-  const std::vector<std::unique_ptr<Value>>& results() const { return results_; }
-  Value* result(size_t i = 0) const { return results_.at(i).get(); }
-  size_t num_results() const { return results_.size(); }
+  std::span<const ResultRef> results() const { return {num_results_ == 1 ? &single_ref_ : refs_.data(), num_results_}; }
+  Value* result(size_t i = 0) const {
+    if (i >= num_results_) throw std::out_of_range("Operation::result: no result " + std::to_string(i));
+    return results()[i].get();
+  }
+  size_t num_results() const { return num_results_; }
   const AttrMap& attributes() const { return attrs_; }
   AttrMap& attributes() { return attrs_; }
   const Location& location() const { return loc_; }
@@ -197,7 +214,14 @@ class Operation {
   friend class Block;
   const OpInfo* info_;
   std::vector<Value*> operands_;
-  std::vector<std::unique_ptr<Value>> results_;
+  void make_results(std::span<const TensorType> types);
+  // A single result (most ops) lives inside the operation, so building an op allocates
+  // neither a result list nor the value; several results live in `many_`.
+  size_t num_results_ = 0;
+  std::optional<Value> single_;
+  ResultRef single_ref_;
+  std::vector<Value> many_;
+  std::vector<ResultRef> refs_;
   AttrMap attrs_;
   Location loc_;
   std::vector<std::unique_ptr<Region>> regions_;
