@@ -7,7 +7,7 @@
 
 namespace evoxc {
 
-std::vector<TensorType> Builder::infer(const OpInfo& info, const std::vector<Value*>& operands, const AttrMap& attrs,
+std::vector<TensorType> Builder::infer(const OpInfo& info, std::span<Value* const> operands, const AttrMap& attrs,
                                        const Operation* op) const {
   std::vector<TensorType> types;
   types.reserve(operands.size());
@@ -23,19 +23,18 @@ std::vector<TensorType> Builder::infer(const OpInfo& info, const std::vector<Val
   }
 }
 
-Operation* Builder::create(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs) {
+Operation* Builder::create(const OpInfo& info, std::span<Value* const> operands, AttrMap attrs) {
   std::vector<TensorType> results = infer(info, operands, attrs, nullptr);
-  return block_->append(info, std::move(operands), std::move(results), std::move(attrs), loc_);
+  return block_->push_back(Operation::create(info, operands, results, std::move(attrs), loc_));
 }
 
 Operation* Builder::create(std::string_view name, std::vector<Value*> operands, AttrMap attrs) {
   return create(get_op_info(name), std::move(operands), std::move(attrs));
 }
 
-Operation* Builder::create_typed(const OpInfo& info, std::vector<Value*> operands,
+Operation* Builder::create_typed(const OpInfo& info, std::span<Value* const> operands,
                                  std::span<const TensorType> result_types, AttrMap attrs, size_t num_regions) {
-  return block_->push_back(
-      Operation::create(info, std::move(operands), result_types, std::move(attrs), loc_, num_regions));
+  return block_->push_back(Operation::create(info, operands, result_types, std::move(attrs), loc_, num_regions));
 }
 
 std::unique_ptr<Operation> Builder::create_detached(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs,

@@ -84,8 +84,8 @@ Operation* Block::append(std::string_view name, std::vector<Value*> operands, st
 
 Operation* Block::append(const OpInfo& info, std::vector<Value*> operands, std::vector<TensorType> result_types,
                          AttrMap attrs, Location loc, size_t num_regions) {
-  ops_.push_back(std::make_unique<Operation>(info, std::move(operands), result_types, std::move(attrs), std::move(loc),
-                                             num_regions, this));
+  ops_.push_back(
+      std::make_unique<Operation>(info, operands, result_types, std::move(attrs), std::move(loc), num_regions, this));
   return ops_.back().get();
 }
 
@@ -102,10 +102,15 @@ void Block::erase_last() {
   ops_.pop_back();
 }
 
-Operation::Operation(const OpInfo& info, std::vector<Value*> operands, std::span<const TensorType> result_types,
+Operation::Operation(const OpInfo& info, std::span<Value* const> operands, std::span<const TensorType> result_types,
                      AttrMap attrs, Location loc, size_t num_regions, Block* parent)
-    : info_(&info), operands_(std::move(operands)), attrs_(std::move(attrs)), loc_(std::move(loc)), parent_(parent) {
-  for (const auto* v : operands_)
+    : info_(&info), num_operands_(operands.size()), attrs_(std::move(attrs)), loc_(std::move(loc)), parent_(parent) {
+  if (num_operands_ <= kInlineOperands) {
+    for (size_t i = 0; i < num_operands_; ++i) inline_operands_[i] = operands[i];
+  } else {
+    many_operands_.assign(operands.begin(), operands.end());
+  }
+  for (const auto* v : this->operands())
     if (v == nullptr) throw InternalError("Operation " + info.name + ": null operand");
   make_results(result_types);
   regions_.reserve(num_regions);
@@ -128,11 +133,11 @@ void Operation::make_results(std::span<const TensorType> types) {
   num_results_ = types.size();
 }
 
-std::unique_ptr<Operation> Operation::create(const OpInfo& info, std::vector<Value*> operands,
+std::unique_ptr<Operation> Operation::create(const OpInfo& info, std::span<Value* const> operands,
                                              std::span<const TensorType> result_types, AttrMap attrs, Location loc,
                                              size_t num_regions) {
-  return std::make_unique<Operation>(info, std::move(operands), result_types, std::move(attrs), std::move(loc),
-                                     num_regions, nullptr);
+  return std::make_unique<Operation>(info, operands, result_types, std::move(attrs), std::move(loc), num_regions,
+                                     nullptr);
 }
 
 Operation* Operation::parent_op() const {

@@ -1,4 +1,5 @@
 // Common-subexpression elimination: a later op equal to an earlier visible one reuses its results.
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 
@@ -14,7 +15,8 @@ size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6
 // Two region-free ops compute the same values when op, (already rewritten) operands,
 // attributes and result types agree; EvoXIR has no side effects.
 bool same(const Operation& a, const Operation& b) {
-  if (a.op_id() != b.op_id() || a.operands() != b.operands() || a.num_results() != b.num_results()) return false;
+  if (a.op_id() != b.op_id() || !std::ranges::equal(a.operands(), b.operands()) || a.num_results() != b.num_results())
+    return false;
   for (size_t i = 0; i < a.num_results(); ++i)
     if (a.result(i)->type() != b.result(i)->type()) return false;
   const AttrMap &x = a.attributes(), &y = b.attributes();

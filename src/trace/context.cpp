@@ -1,5 +1,6 @@
 // The trace context: nesting and generations of traces, emission through the Builder, locations, warnings.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -161,19 +162,28 @@ Location TraceContext::location_of(const std::source_location& src) {
   return Location{file_name(src.file_name()), static_cast<int>(src.line()), static_cast<int>(src.column())};
 }
 
-Operation* TraceContext::create(const OpInfo& op, std::vector<Value*> values, AttrMap attrs) {
+Operation* TraceContext::create(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs) {
+  // Operand lists of up to four values (every elementwise op) are gathered on the stack.
+  std::array<Value*, 4> small{};
+  std::vector<Value*> large;
+  std::span<Value* const> values;
+  if (operands.size() <= small.size()) {
+    for (size_t i = 0; i < operands.size(); ++i) small[i] = use(operands[i], op);
+    values = std::span<Value* const>(small.data(), operands.size());
+  } else {
+    large.reserve(operands.size());
+    for (const SymbolicTensor& o : operands) large.push_back(use(o, op));
+    values = large;
+  }
   // Every registered OpInfo is an OpDef of the catalogue.
-  if (attrs.empty()) return trace_internal::create_memoized(builder_, static_cast<const OpDef&>(op), std::move(values));
-  return builder_.create(op, std::move(values), std::move(attrs));
+  if (attrs.empty()) return trace_internal::create_memoized(builder_, static_cast<const OpDef&>(op), values);
+  return builder_.create(op, values, std::move(attrs));
 }
 
 SymbolicTensor TraceContext::emit1(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs,
                                    const std::source_location& loc) {
   locate(loc);
-  std::vector<Value*> values;
-  values.reserve(operands.size());
-  for (const SymbolicTensor& o : operands) values.push_back(use(o, op));
-  Operation* r = create(op, std::move(values), std::move(attrs));
+  Operation* r = create(op, operands, std::move(attrs));
   if (r->num_results() == 0) throw InternalError("emit1: op '" + op.name + "' has no results");
   return SymbolicTensor(this, gen_, r->result(0));
 }
@@ -181,10 +191,7 @@ SymbolicTensor TraceContext::emit1(const OpInfo& op, std::span<const SymbolicTen
 std::vector<SymbolicTensor> TraceContext::emit(const OpInfo& op, std::span<const SymbolicTensor> operands,
                                                AttrMap attrs, const std::source_location& loc) {
   locate(loc);
-  std::vector<Value*> values;
-  values.reserve(operands.size());
-  for (const SymbolicTensor& o : operands) values.push_back(use(o, op));
-  Operation* r = create(op, std::move(values), std::move(attrs));
+  Operation* r = create(op, operands, std::move(attrs));
   std::vector<SymbolicTensor> out;
   out.reserve(r->num_results());
   for (const auto& v : r->results()) out.push_back(SymbolicTensor(this, gen_, v.get()));

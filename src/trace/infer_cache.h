@@ -19,7 +19,7 @@ namespace evoxc::trace_internal {
 // largest cost of tracing. The memo is a fixed-size, insert-only, lock-free table: lookups
 // take no lock, entries are immutable once published and live until exit, and once the
 // table is full new signatures are simply not remembered.
-Operation* create_memoized(Builder& b, const OpDef& op, std::vector<Value*> operands);
+Operation* create_memoized(Builder& b, const OpDef& op, std::span<Value* const> operands);
 
 // The number of signatures remembered so far (for tests).
 size_t memoized_signatures();

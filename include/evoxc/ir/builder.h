@@ -50,7 +50,10 @@ class Builder {
   void set_location(Location loc) { loc_ = std::move(loc); }
 
   // An op with inferred result types, appended to the block.
-  Operation* create(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs = {});
+  Operation* create(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs = {}) {
+    return create(info, std::span<Value* const>(operands), std::move(attrs));
+  }
+  Operation* create(const OpInfo& info, std::span<Value* const> operands, AttrMap attrs = {});
   Operation* create(std::string_view name, std::vector<Value*> operands, AttrMap attrs = {});
   // The same, returning the first result.
   Value* create1(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs = {}) {
@@ -60,8 +63,8 @@ class Builder {
     return create(name, std::move(operands), std::move(attrs))->result(0);
   }
   // An op with the given result types (no inference; the verifier checks them later).
-  Operation* create_typed(const OpInfo& info, std::vector<Value*> operands, std::span<const TensorType> result_types,
-                          AttrMap attrs = {}, size_t num_regions = 0);
+  Operation* create_typed(const OpInfo& info, std::span<Value* const> operands,
+                          std::span<const TensorType> result_types, AttrMap attrs = {}, size_t num_regions = 0);
 
   // An op with regions, built before it is inserted: create it detached, fill its
   // regions (a Builder on region(i).block()), then insert() it, which infers its result
@@ -74,7 +77,7 @@ class Builder {
   Operation* create_return(std::vector<Value*> values);
 
  private:
-  std::vector<TensorType> infer(const OpInfo& info, const std::vector<Value*>& operands, const AttrMap& attrs,
+  std::vector<TensorType> infer(const OpInfo& info, std::span<Value* const> operands, const AttrMap& attrs,
                                 const Operation* op) const;
   Block* block_;
   Location loc_;

@@ -173,14 +173,14 @@ class Region {
 
 class Operation {
  public:
-  Operation(const OpInfo& info, std::vector<Value*> operands, std::span<const TensorType> result_types, AttrMap attrs,
-            Location loc, size_t num_regions, Block* parent);
+  Operation(const OpInfo& info, std::span<Value* const> operands, std::span<const TensorType> result_types,
+            AttrMap attrs, Location loc, size_t num_regions, Block* parent);
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
   // A detached operation (no parent block yet): its regions can be filled before it is
   // inserted with Block::push_back, so a control-flow body is built exactly once.
-  static std::unique_ptr<Operation> create(const OpInfo& info, std::vector<Value*> operands,
+  static std::unique_ptr<Operation> create(const OpInfo& info, std::span<Value* const> operands,
                                            std::span<const TensorType> result_types, AttrMap attrs, Location loc,
                                            size_t num_regions = 0);
 
@@ -188,9 +188,14 @@ class Operation {
   uint32_t op_id() const { return info_->id; }
   const std::string& name() const { return info_->name; }
   bool is_terminator() const { return info_->terminator; }
-  const std::vector<Value*>& operands() const { return operands_; }
-  Value* operand(size_t i) const { return operands_.at(i); }
-  size_t num_operands() const { return operands_.size(); }
+  std::span<Value* const> operands() const {
+    return {num_operands_ <= kInlineOperands ? inline_operands_ : many_operands_.data(), num_operands_};
+  }
+  Value* operand(size_t i) const {
+    if (i >= num_operands_) throw std::out_of_range("Operation::operand: no operand " + std::to_string(i));
+    return operands()[i];
+  }
+  size_t num_operands() const { return num_operands_; }
   std::span<const ResultRef> results() const { return {num_results_ == 1 ? &single_ref_ : refs_.data(), num_results_}; }
   Value* result(size_t i = 0) const {
     if (i >= num_results_) throw std::out_of_range("Operation::result: no result " + std::to_string(i));
@@ -213,7 +218,11 @@ class Operation {
  private:
   friend class Block;
   const OpInfo* info_;
-  std::vector<Value*> operands_;
+  // Up to kInlineOperands operands (every elementwise op) live inside the operation.
+  static constexpr size_t kInlineOperands = 3;
+  size_t num_operands_ = 0;
+  Value* inline_operands_[kInlineOperands] = {};
+  std::vector<Value*> many_operands_;
   void make_results(std::span<const TensorType> types);
   // A single result (most ops) lives inside the operation, so building an op allocates
   // neither a result list nor the value; several results live in `many_`.

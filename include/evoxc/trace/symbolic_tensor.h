@@ -174,7 +174,7 @@ class TraceContext {
   [[noreturn]] static void misuse(const SymbolicTensor& t, const std::string& where);
   const std::string& file_name(const char* path);
   // Builder::create, with the result types of attribute-free ops memoized across traces.
-  Operation* create(const OpInfo& op, std::vector<Value*> values, AttrMap attrs);
+  Operation* create(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs);
 
   struct Scalar {
     DType dtype;
