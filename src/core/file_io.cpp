@@ -1,9 +1,12 @@
 // Whole-file reads and atomic writes.
 #include "evoxc/core/file_io.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -14,16 +17,48 @@
 namespace evoxc {
 
 void write_file_atomic(const std::string& path, std::string_view data) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw PersistenceError("cannot write '" + path + "': " + std::strerror(errno));
-  bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-  ok = (std::fflush(f) == 0) && ok;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw PersistenceError("cannot write '" + path + "': " + why);
+  auto fail = [&](const std::string& why) { throw PersistenceError("cannot write '" + path + "': " + why); };
+  // The temporary lives beside the target (same file system, so the rename is atomic). Its name
+  // holds the pid and a process-wide counter, and O_EXCL guards against any leftover, so two
+  // threads or processes writing one path never share a temporary. open() applies the umask
+  // as a plain create would (mkstemp would force 0600).
+  std::string dir = ".";
+  std::string base = path;
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) {
+    dir = slash == 0 ? "/" : path.substr(0, slash);
+    base = path.substr(slash + 1);
+  }
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp." + std::to_string(::getpid()) + "." +
+          std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) fail(std::strerror(errno));
+  }
+  if (fd < 0) fail("no free temporary name beside it");
+  std::string why;
+  for (size_t done = 0; why.empty() && done < data.size();) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      why = n < 0 ? std::strerror(errno) : "short write";
+    else
+      done += static_cast<size_t>(n);
+  }
+  // fsync before the rename: otherwise a power loss can leave the new name on an empty file.
+  if (why.empty() && ::fsync(fd) != 0) why = std::strerror(errno);
+  if (::close(fd) != 0 && why.empty()) why = std::strerror(errno);
+  if (why.empty() && ::rename(tmp.c_str(), path.c_str()) != 0) why = std::strerror(errno);
+  if (!why.empty()) {
+    ::unlink(tmp.c_str());
+    fail(why);
+  }
+  // Make the rename itself durable; a folder that refuses fsync (some file systems) is not an error.
+  if (int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
   }
 }
 
