@@ -1,9 +1,13 @@
 // DimExpr: construction with simplification, evaluation, printing and parsing.
 #include "evoxc/core/dim.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <limits>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 
 namespace evoxc {
 
@@ -13,6 +17,8 @@ struct DimExpr::Node {
   std::string name;
   DimExpr a, b;  // children for binary kinds; unused (zero constants) otherwise
   size_t hash = 0;
+  uint32_t depth = 1;  // nesting levels, bounded by kMaxNestingDepth
+  uint32_t nodes = 1;  // tree size, bounded by kMaxExtentNodes
   Node(Kind k, int64_t v, std::string n) : kind(k), value(v), name(std::move(n)) {}
   Node(Kind k, DimExpr x, DimExpr y) : kind(k), a(std::move(x)), b(std::move(y)) {}
 };
@@ -22,11 +28,16 @@ size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6
 }  // namespace
 
 int64_t floordiv_i64(int64_t a, int64_t b) {
+  if (b == -1) {
+    if (a == INT64_MIN) throw ShapeError("DimExpr: int64 overflow in a floordiv of extents");
+    return -a;
+  }
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 int64_t mod_i64(int64_t a, int64_t b) {
+  if (b == -1) return 0;  // INT64_MIN % -1 overflows in C++
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
@@ -63,6 +74,8 @@ const DimExpr kNoChild;
 }  // namespace
 const DimExpr& DimExpr::lhs() const { return node_ ? node_->a : kNoChild; }
 const DimExpr& DimExpr::rhs() const { return node_ ? node_->b : kNoChild; }
+int DimExpr::depth() const { return node_ ? static_cast<int>(node_->depth) : 0; }
+uint32_t DimExpr::num_nodes() const { return node_ ? node_->nodes : 1; }
 size_t DimExpr::hash() const { return node_ ? node_->hash : mix(1, static_cast<size_t>(value_)); }
 
 bool operator==(const DimExpr& x, const DimExpr& y) {
@@ -79,7 +92,17 @@ bool operator==(const DimExpr& x, const DimExpr& y) {
 }
 
 DimExpr DimExpr::make(Kind k, const DimExpr& a, const DimExpr& b) {
+  // The one place a deeper or larger tree could appear: refuse it here, so no walker needs a limit.
+  uint32_t depth = 1 + static_cast<uint32_t>(std::max(a.depth(), b.depth()));
+  uint32_t nodes = 1 + a.num_nodes() + b.num_nodes();  // both <= kMaxExtentNodes: no overflow
+  if (depth > static_cast<uint32_t>(kMaxNestingDepth))
+    throw ShapeError("DimExpr: an extent expression nested more than " + std::to_string(kMaxNestingDepth) +
+                     " levels deep");
+  if (nodes > kMaxExtentNodes)
+    throw ShapeError("DimExpr: an extent expression with more than " + std::to_string(kMaxExtentNodes) + " nodes");
   auto n = std::make_shared<Node>(k, a, b);
+  n->depth = depth;
+  n->nodes = nodes;
   n->hash = mix(mix(static_cast<size_t>(k) + 10, a.hash()), b.hash());
   return DimExpr(std::shared_ptr<const Node>(std::move(n)));
 }
@@ -116,7 +139,7 @@ DimExpr operator+(const DimExpr& a, const DimExpr& b) {
   if (b.is_const() && b.value() == 0) return a;
   // (x + c1) + c2 -> x + (c1 + c2)
   if (b.is_const() && a.kind() == DimExpr::Kind::Add && a.rhs().is_const())
-    return a.lhs() + DimExpr(a.rhs().value() + b.value());
+    return a.lhs() + DimExpr(add_i64(a.rhs().value(), b.value()));
   // x + (y + c) -> (x + y) + c, so constants gather at the top
   if (b.kind() == DimExpr::Kind::Add && b.rhs().is_const()) return (a + b.lhs()) + b.rhs();
   if (a.kind() == DimExpr::Kind::Add && a.rhs().is_const()) return (a.lhs() + b) + a.rhs();
@@ -154,7 +177,13 @@ DimExpr floordiv(const DimExpr& a, const DimExpr& b) {
   if (b.is_const() && b.value() == 0) throw ShapeError("DimExpr: floordiv by zero in " + a.to_string() + "//0");
   if (a.is_const() && b.is_const()) return DimExpr(floordiv_i64(a.value(), b.value()));
   if (b.is_const() && b.value() == 1) return a;
+  if (b.is_const() && b.value() == -1) return DimExpr(-1) * a;
   if (a == b) return DimExpr(1);
+  // (x // c1) // c2 -> x // (c1*c2) for positive constants, so halving chains stay flat.
+  int64_t c12 = 0;
+  if (b.is_const() && b.value() > 0 && a.kind() == DimExpr::Kind::FloorDiv && a.rhs().is_const() &&
+      a.rhs().value() > 0 && !__builtin_mul_overflow(a.rhs().value(), b.value(), &c12))
+    return floordiv(a.lhs(), DimExpr(c12));
   if (b.is_const() && a.kind() == DimExpr::Kind::Mul && a.lhs().is_const() && a.lhs().value() % b.value() == 0)
     return DimExpr(a.lhs().value() / b.value()) * a.rhs();
   return DimExpr::make(DimExpr::Kind::FloorDiv, a, b);
@@ -167,6 +196,10 @@ DimExpr operator%(const DimExpr& a, const DimExpr& b) {
   if (a == b) return DimExpr(0);
   if (b.is_const() && a.kind() == DimExpr::Kind::Mul && a.lhs().is_const() && a.lhs().value() % b.value() == 0)
     return DimExpr(0);
+  // (x % c1) % c2 -> x % c2 when c2 divides c1 (both positive): x % c1 keeps x's residue mod c2.
+  if (b.is_const() && b.value() > 0 && a.kind() == DimExpr::Kind::Mod && a.rhs().is_const() && a.rhs().value() > 0 &&
+      a.rhs().value() % b.value() == 0)
+    return a.lhs() % b;
   return DimExpr::make(DimExpr::Kind::Mod, a, b);
 }
 
@@ -196,13 +229,24 @@ int64_t DimExpr::evaluate(const DimBindings& bindings) const {
   }
   int64_t x = n.a.evaluate(bindings);
   int64_t y = n.b.evaluate(bindings);
+  int64_t r = 0;
+  auto overflow = [&]() -> ValidationError {
+    return ValidationError("symbolic dim expression " + to_string() + " overflows int64 with the bound values");
+  };
   switch (n.kind) {
-    case Kind::Add: return x + y;
-    case Kind::Sub: return x - y;
-    case Kind::Mul: return x * y;
+    case Kind::Add:
+      if (__builtin_add_overflow(x, y, &r)) throw overflow();
+      return r;
+    case Kind::Sub:
+      if (__builtin_sub_overflow(x, y, &r)) throw overflow();
+      return r;
+    case Kind::Mul:
+      if (__builtin_mul_overflow(x, y, &r)) throw overflow();
+      return r;
     case Kind::FloorDiv:
     case Kind::Mod:
       if (y == 0) throw ValidationError("symbolic dim expression " + to_string() + " divides by zero");
+      if (n.kind == Kind::FloorDiv && x == INT64_MIN && y == -1) throw overflow();
       return n.kind == Kind::FloorDiv ? floordiv_i64(x, y) : mod_i64(x, y);
     case Kind::Min: return std::min(x, y);
     case Kind::Max: return std::max(x, y);
@@ -265,7 +309,9 @@ void print(const DimExpr& e, std::string& out, int parent_prec, bool right) {
   bool paren = p < parent_prec || (p == parent_prec && right);
   if (paren) out += "(";
   print(e.lhs(), out, p, false);
-  if (k == K::Add && e.rhs().is_const() && e.rhs().value() < 0) {
+  // INT64_MIN has no positive counterpart: it keeps the `+(-c)` form.
+  if (k == K::Add && e.rhs().is_const() && e.rhs().value() < 0 &&
+      e.rhs().value() != std::numeric_limits<int64_t>::min()) {
     out += "-" + std::to_string(-e.rhs().value());
   } else {
     out += k == K::Add ? "+" : k == K::Sub ? "-" : k == K::Mul ? "*" : k == K::FloorDiv ? "//" : "%";
@@ -289,6 +335,8 @@ class DimParser {
     if (!e || pos_ != s_.size()) return std::nullopt;
     return e;
   }
+  // Why parsing stopped, when it was more than malformed text.
+  const std::string& why() const { return why_; }
 
  private:
   void skip_ws() {
@@ -343,8 +391,16 @@ class DimParser {
   std::optional<DimExpr> parse_atom() {
     skip_ws();
     if (pos_ >= s_.size()) return std::nullopt;
+    // The parser recurses per parenthesis: a hostile text must not exhaust the stack.
+    bool opens = s_.substr(pos_, 1) == "(" || s_.substr(pos_, 4) == "min(" || s_.substr(pos_, 4) == "max(";
+    if (opens && depth_ >= kMaxExtentParens) {
+      why_ = "parentheses nested more than " + std::to_string(kMaxExtentParens) + " deep";
+      return std::nullopt;
+    }
     if (eat("(")) {
+      ++depth_;
       auto e = parse_sum();
+      --depth_;
       if (!e || !eat(")")) return std::nullopt;
       return e;
     }
@@ -353,12 +409,18 @@ class DimParser {
     bool neg = eat("-");
     skip_ws();
     if (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
-      int64_t v = 0;
+      // Every int64 reads back, INT64_MIN included (its magnitude is 2^63).
+      uint64_t v = 0;
+      const uint64_t limit = neg ? uint64_t{1} << 63 : static_cast<uint64_t>(INT64_MAX);
       while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
-        if (v > (INT64_MAX - 9) / 10) return std::nullopt;
-        v = v * 10 + (s_[pos_++] - '0');
+        auto digit = static_cast<uint64_t>(s_[pos_++] - '0');
+        if (v > (limit - digit) / 10) {
+          why_ = "integer out of range for int64";
+          return std::nullopt;
+        }
+        v = v * 10 + digit;
       }
-      return DimExpr(neg ? -v : v);
+      return DimExpr(neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v));
     }
     if (neg) return std::nullopt;
     size_t start = pos_;
@@ -367,14 +429,18 @@ class DimParser {
     return DimExpr::symbol(std::string(s_.substr(start, pos_ - start)));
   }
   std::optional<DimExpr> parse_call(bool is_min) {
+    ++depth_;
     auto a = parse_sum();
     if (!a || !eat(",")) return std::nullopt;
     auto b = parse_sum();
+    --depth_;
     if (!b || !eat(")")) return std::nullopt;
     return is_min ? min(*a, *b) : max(*a, *b);
   }
   std::string_view s_;
   size_t pos_ = 0;
+  int depth_ = 0;
+  std::string why_;
 };
 }  // namespace
 
@@ -385,10 +451,14 @@ std::string DimExpr::to_string() const {
   return body;
 }
 
-std::optional<DimExpr> parse_dim_expr(std::string_view s) {
+std::optional<DimExpr> parse_dim_expr(std::string_view s, std::string* err) {
+  DimParser p(s);
   try {
-    return DimParser(s).parse_all();
-  } catch (const Error&) {
+    auto e = p.parse_all();
+    if (!e && err) *err = p.why().empty() ? "malformed extent expression" : p.why();
+    return e;
+  } catch (const Error& e) {  // a bad symbol name, a division by zero, an overflow, a too-large expression
+    if (err) *err = e.what();
     return std::nullopt;
   }
 }

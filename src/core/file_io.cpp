@@ -2,6 +2,7 @@
 #include "evoxc/core/file_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 
 namespace evoxc {
 
@@ -62,13 +64,55 @@ void write_file_atomic(const std::string& path, std::string_view data) {
   }
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PersistenceError("cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw PersistenceError("cannot read '" + path + "': I/O error");
-  return ss.str();
+std::string read_file(const std::string& path, uint64_t max_bytes) {
+  if (max_bytes == 0) max_bytes = max_file_bytes();
+  auto fail = [&](const std::string& why) -> PersistenceError {
+    return PersistenceError("cannot read '" + path + "': " + why);
+  };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw fail(errno == ENOENT ? std::string("the file does not exist") : std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw fail(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a special file";
+    throw fail(std::string("not a regular file (it is ") + what + ")");
+  }
+  auto too_big = [&](uint64_t n) {
+    return fail("the file has " + std::to_string(n) + " bytes, more than the limit of " + std::to_string(max_bytes) +
+                " (set EVOXC_MAX_FILE_BYTES to raise it)");
+  };
+  auto size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes) throw too_big(size);
+  std::string out;
+  out.resize(static_cast<size_t>(size));
+  size_t got = 0;
+  // Read until end of file: the file may have changed size since fstat, and never past the cap.
+  for (;;) {
+    if (got == out.size()) {
+      if (out.size() > max_bytes) throw too_big(out.size());
+      out.resize(out.size() + 65536);
+    }
+    ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw fail(std::strerror(errno));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > max_bytes) throw too_big(got);
+  out.resize(got);
+  return out;
 }
 
 }  // namespace evoxc

@@ -1,11 +1,14 @@
 // numpy .npy reading and writing: a strict header parser that never trusts sizes from the file.
 #include "evoxc/io/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -14,6 +17,7 @@
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
+#include "evoxc/core/limits.h"
 
 namespace evoxc::io {
 namespace {
@@ -390,20 +394,34 @@ Tensor read_npy_bytes(std::string_view bytes, const std::string& name) {
 }
 
 Tensor read_npy(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    if (!std::filesystem::exists(path, ec)) fail(path, "cannot read .npy file: no such file");
-    fail(path, "cannot read .npy file: not a regular file");
+  // Open first, then check what was opened (no window for the path to change in between);
+  // O_NONBLOCK so that a FIFO cannot make the open wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) fail(path, "cannot read .npy file: no such file");
+    fail(path, std::string("cannot open .npy file for reading: ") + std::strerror(errno));
   }
-  uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot read .npy file: " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open .npy file for reading");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail(path, std::string("cannot read .npy file: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail(path, "cannot read .npy file: not a regular file");
+  auto size = static_cast<uint64_t>(st.st_size);
+  // Data files get their own, larger cap than graphs (core/limits.h).
+  if (uint64_t cap = max_npy_bytes(); size > cap)
+    fail(path, "cannot read .npy file: it has " + std::to_string(size) + " bytes, more than the limit of " +
+                   std::to_string(cap) + " (set EVOXC_MAX_NPY_BYTES to raise it)");
   return decode(path, size, [&](uint64_t off, char* dst, size_t n) {
-    in.seekg(static_cast<std::streamoff>(off));
-    in.read(dst, static_cast<std::streamsize>(n));
-    // The file shrank while we read it.
-    if (!in || static_cast<size_t>(in.gcount()) != n) fail(path, "truncated .npy file: read failed");
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(off + done));
+      if (r < 0 && errno == EINTR) continue;
+      // r == 0: the file shrank while we read it.
+      if (r <= 0) fail(path, "truncated .npy file: read failed");
+      done += static_cast<size_t>(r);
+    }
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 #include "evoxc/core/tensor.h"
 
 namespace evoxc::irtext {
@@ -15,15 +16,23 @@ namespace {
 constexpr uint64_t kSignBit = uint64_t{1} << 63;
 // std::numeric_limits<double>::quiet_NaN(): the NaN that prints as plain "nan".
 constexpr uint64_t kDefaultNanBits = 0x7FF8000000000000ULL;
-constexpr int kMaxDimDepth = 64;
+constexpr int kMaxDimDepth = kMaxExtentParens;
 
-void name_block(const Block& b, ValueNames& names, int& next_arg, int& next_result) {
+void name_block(const Block& b, ValueNames& names, int& next_arg, int& next_result, int depth) {
+  // A graph built in memory is not bounded by a reader: the printer walks regions as this
+  // does, so refusing depth here keeps both within the shared budget.
+  if (depth > kMaxNestingDepth)
+    throw VerifyError("regions nested more than " + std::to_string(kMaxNestingDepth) +
+                      " deep (no reader accepts such a graph)");
   for (const auto& a : b.arguments()) names[a.get()] = "%arg" + std::to_string(next_arg++);
   for (const auto& op : b.operations()) {
     for (const auto& r : op->results()) names[r.get()] = "%" + std::to_string(next_result++);
-    for (const auto& reg : op->regions()) name_block(reg->block(), names, next_arg, next_result);
+    for (const auto& reg : op->regions()) name_block(reg->block(), names, next_arg, next_result, depth + 1);
   }
 }
+
+// A hostile text can be long: error messages quote at most 80 bytes of it.
+std::string clip(std::string_view t) { return t.size() <= 80 ? std::string(t) : std::string(t.substr(0, 80)) + "..."; }
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -37,7 +46,7 @@ int hex_digit(char c) {
 void name_function_values(const Function& f, ValueNames& names) {
   int next_arg = 0;
   int next_result = 0;
-  name_block(f.entry(), names, next_arg, next_result);
+  name_block(f.entry(), names, next_arg, next_result, 0);
 }
 
 std::string value_name(const ValueNames& names, const Value* v) {
@@ -82,6 +91,38 @@ std::optional<double> parse_float(std::string_view s) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), d);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
   return d;
+}
+
+// The same rule as nlohmann's strict dump (no overlong forms, no surrogates, at most U+10FFFF).
+bool valid_utf8(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = byte(i);
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      n = 0;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size() && n > 0) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      unsigned char d = byte(i + k);
+      if (k == 1 ? (d < lo || d > hi) : (d & 0xC0) != 0x80) return false;
+    }
+    i += n + 1;
+  }
+  return true;
 }
 
 std::string quote(std::string_view s) {
@@ -165,15 +206,17 @@ std::optional<Shape> parse_shape_dims(std::string_view s, std::string* err) {
       return std::nullopt;
     }
     if (depth < 0) {
-      *err = "unbalanced ')' in shape '" + std::string(s) + "'";
+      *err = "unbalanced ')' in shape '" + clip(s) + "'";
       return std::nullopt;
     }
     if (i == s.size() || (depth == 0 && s[i] == 'x')) {
       std::string_view piece = s.substr(start, i - start);
-      auto d = piece.empty() ? std::nullopt : parse_dim_expr(piece);
+      std::string why;
+      auto d = piece.empty() ? std::nullopt : parse_dim_expr(piece, &why);
       if (!d) {
-        *err = "bad extent '" + std::string(piece) + "' in shape '" + std::string(s) +
+        *err = "bad extent '" + clip(piece) + "' in shape '" + clip(s) +
                "' (expected a number, a symbol or a parenthesised expression)";
+        if (!why.empty() && why != "malformed extent expression") *err += ": " + why;
         return std::nullopt;
       }
       dims.push_back(*d);
@@ -181,7 +224,7 @@ std::optional<Shape> parse_shape_dims(std::string_view s, std::string* err) {
     }
   }
   if (depth != 0) {
-    *err = "unbalanced '(' in shape '" + std::string(s) + "'";
+    *err = "unbalanced '(' in shape '" + clip(s) + "'";
     return std::nullopt;
   }
   return Shape(std::move(dims));

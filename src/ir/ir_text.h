@@ -13,7 +13,8 @@ namespace evoxc::irtext {
 
 // Printed names of the values of one function, in print order: block arguments (entry
 // and every nested region) are %arg0, %arg1, ...; op results are %0, %1, ...; an op's
-// results are numbered before the contents of its regions.
+// results are numbered before the contents of its regions. VerifyError when regions nest
+// deeper than kMaxNestingDepth (core/limits.h).
 using ValueNames = std::unordered_map<const Value*, std::string>;
 void name_function_values(const Function& f, ValueNames& names);
 // The name of v, or "%<unknown>" when v does not belong to the named function.
@@ -32,6 +33,9 @@ std::string attr_text(const Attribute& a);
 // A double-quoted string with \" \\ \n \t and \xHH escapes; every byte outside printable
 // ASCII is escaped, so the text stays ASCII and reads back byte for byte.
 std::string quote(std::string_view s);
+// True when s is valid UTF-8 by the rule of nlohmann's strict dump (no overlong forms, no
+// surrogates, at most U+10FFFF): what a JSON string in .evoxcgraph can hold.
+bool valid_utf8(std::string_view s);
 // True when s is [A-Za-z_][A-Za-z0-9_]*, so it may print without quotes.
 bool is_identifier(std::string_view s);
 

@@ -1,18 +1,14 @@
 // .evoxcgraph persistence: Graph::to_json/from_json/save/load (schema in docs/ir.md).
-#include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <unordered_set>
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
+#include "evoxc/core/limits.h"
 #include "evoxc/ir/graph.h"
 #include "ir_text.h"
 
@@ -22,39 +18,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormatTag = "evoxcgraph";
-constexpr int kMaxRegionDepth = 128;
-
-// The same rule as nlohmann's strict dump (no overlong forms, no surrogates, at most U+10FFFF).
-bool valid_utf8(std::string_view s) {
-  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = byte(i);
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c < 0x80) {
-      n = 0;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (i + n >= s.size() && n > 0) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      unsigned char d = byte(i + k);
-      if (k == 1 ? (d < lo || d > hi) : (d & 0xC0) != 0x80) return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
+constexpr int kMaxRegionDepth = kMaxNestingDepth;  // the shared budget of core/limits.h
 
 // Attribute kinds as the JSON "kind" field spells them.
 const char* json_kind(AttrKind k) {
@@ -98,7 +62,7 @@ json attr_json(const Attribute& a) {
           j["value"] = float_json(v);
         } else if constexpr (std::is_same_v<T, std::string>) {
           // JSON strings must be UTF-8; other byte strings travel as hex to stay exact.
-          if (valid_utf8(v)) {
+          if (irtext::valid_utf8(v)) {
             j["value"] = v;
           } else {
             j["hex"] = irtext::hex_encode(v.data(), v.size());
@@ -147,12 +111,16 @@ class Writer {
     json j;
     j["name"] = f.name();
     j["results"] = types_json(f.result_types());
-    block(f.entry(), j, "@" + f.name());
+    block(f.entry(), j, "@" + f.name(), 0);
     return j;
   }
 
  private:
-  void block(const Block& b, json& j, const std::string& where) {
+  void block(const Block& b, json& j, const std::string& where, int depth) {
+    // A graph built in memory is not bounded by a reader; do not write what no reader accepts.
+    if (depth > kMaxRegionDepth)
+      throw PersistenceError("to_json: " + where + " has regions nested more than " + std::to_string(kMaxRegionDepth) +
+                             " deep");
     std::vector<TensorType> args;
     for (const auto& a : b.arguments()) {
       args.push_back(a->type());
@@ -160,11 +128,11 @@ class Writer {
     }
     j["args"] = types_json(args);
     json ops = json::array();
-    for (const auto& op : b.operations()) ops.push_back(operation(*op, where));
+    for (const auto& op : b.operations()) ops.push_back(operation(*op, where, depth));
     j["ops"] = std::move(ops);
   }
 
-  json operation(const Operation& op, const std::string& where) {
+  json operation(const Operation& op, const std::string& where, int depth) {
     json j;
     j["name"] = op.name();
     json operands = json::array();
@@ -189,7 +157,7 @@ class Writer {
       json regions = json::array();
       for (const auto& r : op.regions()) {
         json rj;
-        block(r->block(), rj, where);
+        block(r->block(), rj, where, depth + 1);
         regions.push_back(std::move(rj));
       }
       j["regions"] = std::move(regions);
@@ -265,7 +233,9 @@ class Reader {
       auto d = irtext::parse_float(j.get<std::string>());
       if (d) return *d;
     }
-    fail(path, "expected a number or one of \"nan\", \"inf\", \"-inf\", got " + j.dump());
+    std::string got = j.dump();
+    if (got.size() > 80) got = got.substr(0, 80) + "...";
+    fail(path, "expected a number or one of \"nan\", \"inf\", \"-inf\", got " + got);
   }
   static TreeDef tree(const json& j, const std::string& path) {
     try {
@@ -353,8 +323,12 @@ class Reader {
         dims.emplace_back(integer(a[i], p));
       } else {
         std::string s = str(a[i], p);
-        auto d = parse_dim_expr(s);
-        if (!d) fail(p, "bad extent \"" + s + "\" (expected a number, a symbol or an expression like (2*B+1))");
+        std::string why;
+        auto d = parse_dim_expr(s, &why);
+        if (!d) {
+          if (s.size() > 80) s = s.substr(0, 80) + "...";
+          fail(p, "bad extent \"" + s + "\" (expected a number, a symbol or an expression like (2*B+1)): " + why);
+        }
         dims.push_back(*d);
       }
     }
@@ -443,6 +417,10 @@ std::string Graph::to_json() const {
 }
 
 Graph Graph::from_json(std::string_view text) {
+  // nlohmann's document copy, dump and comparisons recurse per level: refuse deep text before parsing.
+  if (auto at = find_excess_json_nesting(text))
+    throw PersistenceError(".evoxcgraph: JSON arrays and objects nested more than " + std::to_string(kMaxJsonDepth) +
+                           " deep at byte " + std::to_string(*at));
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
@@ -463,16 +441,10 @@ Graph Graph::from_json(std::string_view text) {
 void Graph::save(const std::string& path) const { write_file_atomic(path, to_json()); }
 
 Graph Graph::load(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw PersistenceError("load: '" + path + "' does not exist or is not a regular file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw PersistenceError("load: cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw PersistenceError("load: reading '" + path + "' failed");
+  // Regular files only, at most max_file_bytes(): PersistenceError naming the path otherwise.
+  std::string text = read_file(path);
   try {
-    return from_json(ss.str());
+    return from_json(text);
   } catch (const PersistenceError& e) {
     throw PersistenceError("load('" + path + "'): " + e.what());
   }

@@ -5,15 +5,17 @@
 #include <unordered_set>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 #include "evoxc/ir/graph.h"
 #include "ir_text.h"
 
 namespace evoxc {
 namespace {
 
-// Deep nesting is legal but a hostile text must not exhaust the stack.
-constexpr int kMaxRegionDepth = 128;
-constexpr int kMaxTreeDepth = 256;
+// Deep nesting is legal but a hostile text must not exhaust the stack: regions and tree
+// containers share the one nesting budget of core/limits.h.
+constexpr int kMaxRegionDepth = kMaxNestingDepth;
+constexpr int kMaxTreeDepth = kMaxNestingDepth;
 
 // The text is parsed into this syntax tree first and turned into IR afterwards, because
 // an op's result types are written after its regions, while Block::append needs them
@@ -137,6 +139,15 @@ class Cursor {
   }
   void expect_keyword(std::string_view kw) {
     if (!accept_keyword(kw)) expected("'" + std::string(kw) + "'");
+  }
+
+  // A quoted name, key, location or tree structure: .evoxcgraph stores these as JSON strings,
+  // so the text may hold only what JSON can (string attribute values may hold any bytes).
+  std::string text_lit(const std::string& what) {
+    size_t start = pos();
+    std::string s = string_lit(what);
+    if (!irtext::valid_utf8(s)) fail(start, what + " must be valid UTF-8 (.evoxcgraph stores it as a JSON string)");
+    return s;
   }
 
   std::string string_lit(const std::string& what) {
@@ -270,7 +281,7 @@ class TextParser {
   Graph parse() {
     c_.expect_keyword("module");
     c_.expect('@', "before the module name");
-    std::string mname = c_.peek() == '"' ? c_.string_lit("a module name") : c_.ident("a module name");
+    std::string mname = c_.peek() == '"' ? c_.text_lit("a module name") : c_.ident("a module name");
     c_.expect_keyword("version");
     size_t vpos = c_.pos();
     int64_t version = c_.int_lit("a version number");
@@ -322,7 +333,7 @@ class TextParser {
       c_.expect('=', "after the attribute name");
       if (key == "inputs" || key == "outputs") {
         size_t vpos = c_.pos();
-        std::string text = c_.string_lit("a quoted tree structure like \"(*, *)\"");
+        std::string text = c_.text_lit("a quoted tree structure like \"(*, *)\"");
         try {
           (key == "inputs" ? inputs : outputs) = parse_tree_structure(text);
         } catch (const ParseError& e) {
@@ -342,7 +353,7 @@ class TextParser {
     f.pos = c_.pos();
     c_.expect_keyword("func");
     c_.expect('@', "before the function name");
-    f.name = c_.peek() == '"' ? c_.string_lit("a function name") : c_.ident("a function name");
+    f.name = c_.peek() == '"' ? c_.text_lit("a function name") : c_.ident("a function name");
     c_.expect('(', "to open the argument list");
     block_args(f.body);
     if (!c_.accept("->")) c_.expected("'->' before the result types");
@@ -412,7 +423,7 @@ class TextParser {
     if (!c_.peek_ident()) c_.expected("an op name like evoxc.add");
     std::string full = c_.ident("an op name");
     if (full == "evoxc." && c_.text().substr(c_.pos(), 1) == "\"") {
-      op.name = c_.string_lit("a quoted op name");
+      op.name = c_.text_lit("a quoted op name");
     } else if (full.size() > 6 && full.substr(0, 6) == "evoxc.") {
       op.name = full.substr(6);
     } else {
@@ -446,7 +457,7 @@ class TextParser {
                           std::to_string(op.types.size()) + " result types");
     if (c_.accept_keyword("loc")) {
       c_.expect('(', "after loc");
-      op.loc.file = c_.string_lit("a quoted file name");
+      op.loc.file = c_.text_lit("a quoted file name");
       c_.expect(':', "after the file name");
       op.loc.line = small_int("a line number");
       c_.expect(':', "after the line number");
@@ -464,7 +475,7 @@ class TextParser {
   }
 
   std::string dict_key() {
-    if (c_.peek() == '"') return c_.string_lit("an attribute name");
+    if (c_.peek() == '"') return c_.text_lit("an attribute name");
     return c_.ident("an attribute name (an identifier or a quoted string)");
   }
 
@@ -616,7 +627,10 @@ class TreeParser {
 
  private:
   TreeDef tree(int depth) {
-    if (depth > kMaxTreeDepth) c_.fail(c_.pos(), "nested more than " + std::to_string(kMaxTreeDepth) + " deep");
+    // `depth` containers enclose this node; opening one more must stay within the budget.
+    char next = c_.peek();
+    if (depth >= kMaxTreeDepth && (next == '(' || next == '[' || next == '{'))
+      c_.fail(c_.pos(), "containers nested more than " + std::to_string(kMaxTreeDepth) + " deep");
     if (c_.accept('*')) return TreeDef(LeafMark{});
     if (c_.accept_keyword("None")) return TreeDef::none();
     if (c_.accept('(')) {

@@ -1,11 +1,14 @@
 // CompiledArtifact: its lazily written payload and the .evoxcartifact file format, whose
 // payload is read back by the backend named in the header.
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
+#include "evoxc/core/limits.h"
 #include "evoxc/pipeline/pipeline.h"
 
 namespace evoxc {
@@ -89,6 +92,7 @@ std::string CompiledArtifact::to_bytes() const {
 
 void CompiledArtifact::save(const std::string& path) const { write_file_atomic(path, to_bytes()); }
 
+// read_file refuses non-regular files and files over max_file_bytes() (EVOXC_MAX_FILE_BYTES).
 CompiledArtifact CompiledArtifact::load(const std::string& path) { return from_bytes(read_file(path), path); }
 
 CompiledArtifact CompiledArtifact::from_bytes(std::string_view data, std::string_view where) {
@@ -101,19 +105,31 @@ CompiledArtifact CompiledArtifact::from_bytes(std::string_view data, std::string
   ArtifactHeader header;
   std::string hash;
   size_t bytes = 0;
+  std::string_view header_text = data.substr(kArtifactMagic.size(), eol - kArtifactMagic.size());
+  // The header is one flat object: anything nested deeper is corruption, refused before nlohmann recurses on it.
+  if (find_excess_json_nesting(header_text, 8)) throw fail("malformed header: JSON nested too deep");
   try {
-    nlohmann::json h = nlohmann::json::parse(data.substr(kArtifactMagic.size(), eol - kArtifactMagic.size()));
-    int version = h.at("format_version").get<int>();
+    nlohmann::json h = nlohmann::json::parse(header_text);
+    // Integers only, range-checked before narrowing: a float or a huge number is corruption,
+    // never a silently truncated value.
+    auto integer = [&](const char* key, int64_t max) {
+      const nlohmann::json& v = h.at(key);
+      if (!v.is_number_integer()) throw fail(std::string("malformed header: '") + key + "' is not an integer");
+      if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(max) : v.get<int64_t>() < 0)
+        throw fail(std::string("malformed header: '") + key + "' is out of range");
+      return v.get<int64_t>();
+    };
+    int64_t version = integer("format_version", 1 << 20);
     if (version != kFormatVersion)
       throw fail("format version " + std::to_string(version) + ", this build reads " + std::to_string(kFormatVersion) +
                  "; compile the graph again with this build");
-    int abi = h.at("abi").get<int>();
+    int64_t abi = integer("abi", 1 << 20);
     if (abi != kAbi) throw fail("ABI " + std::to_string(abi) + ", this build has " + std::to_string(kAbi));
     header.backend = h.at("backend").get<std::string>();
     header.target = h.at("target").get<std::string>();
     header.options = h.at("options").get<std::string>();
     hash = h.at("content_hash").get<std::string>();
-    bytes = h.at("payload_bytes").get<size_t>();
+    bytes = static_cast<size_t>(integer("payload_bytes", std::numeric_limits<int64_t>::max()));
   } catch (const nlohmann::json::exception& e) {
     throw fail(std::string("malformed header: ") + e.what());
   }

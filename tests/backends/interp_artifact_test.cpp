@@ -1,8 +1,10 @@
 // Tests of the interpreter backend's artifact: the binary graph payload round-trips every op of the
 // catalogue and traced control flow, and corrupted, truncated or hostile payloads are PersistenceErrors.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "backends/interp/graph_codec.h"
@@ -202,6 +204,54 @@ TEST(InterpArtifact, HostilePayloadsAreRejectedWithoutHugeAllocationsOrDeepRecur
   } catch (const PersistenceError& e) {
     EXPECT_NE(std::string(e.what()).find("frobnicat"), std::string::npos) << e.what();
   }
+}
+
+template <typename F>
+void expect_persistence_error(F&& f, const std::string& substring) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
+  } catch (const PersistenceError& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  }
+}
+
+TEST(InterpArtifact, DeepExtentsAndHeadersAreRefusedByTheSharedBudget) {
+  std::string head = "EVXG";
+  head += '\x01';  // encoding version
+  head += '\x01';  // IR version
+  // No op names, no files, None input and output trees, then one static shape attribute "s"
+  // whose only extent nests floordiv 100,000 deep.
+  std::string deep = head + std::string("\x00\x00\x00\x00\x01\x01s\x08\x01", 9);
+  deep += std::string(100000, '\x05');
+  expect_persistence_error([&] { graph_codec::decode(deep); }, "an extent nested more than 256 deep");
+  // The same with 255 levels and a symbol at the bottom gets past the extent reader.
+  std::string ok = head + std::string("\x00\x00\x00\x00\x01\x01s\x08\x01", 9);
+  for (int i = 0; i < 127; ++i) ok += std::string("\x05", 1);      // floordiv( ... , 3)
+  ok += std::string("\x01\x01", 2) + "B";                          // symbol B
+  for (int i = 0; i < 127; ++i) ok += std::string("\x00\x06", 2);  // const 3 (zigzag 6)
+  expect_persistence_error([&] { graph_codec::decode(ok); }, "unexpected end of data");
+  // A header line nesting JSON 100,000 deep.
+  std::string header = "EVOXCARTIFACT\n" + std::string(100000, '[') + "\n";
+  expect_persistence_error([&] { CompiledArtifact::from_bytes(header, "deep.evoxcartifact"); },
+                           "malformed header: JSON nested too deep");
+}
+
+TEST(InterpArtifact, LoadRefusesNonRegularAndOversizedFiles) {
+  expect_persistence_error([] { CompiledArtifact::load("/dev/zero"); },
+                           "not a regular file (it is a character device)");
+  expect_persistence_error([] { CompiledArtifact::load(std::filesystem::temp_directory_path().string()); },
+                           "not a regular file (it is a directory)");
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("evoxc_cap_" + std::to_string(::getpid()) + ".evoxcartifact"))
+          .string();
+  compile(lower(rich_graph())).save(path);
+  auto size = std::filesystem::file_size(path);
+  ::setenv("EVOXC_MAX_FILE_BYTES", std::to_string(size - 1).c_str(), 1);
+  expect_persistence_error([&] { CompiledArtifact::load(path); }, "set EVOXC_MAX_FILE_BYTES to raise it");
+  ::unsetenv("EVOXC_MAX_FILE_BYTES");
+  EXPECT_NO_THROW(CompiledArtifact::load(path));
+  std::filesystem::remove(path);
 }
 
 TEST(InterpArtifact, UnknownBackendInTheHeaderIsAPersistenceError) {

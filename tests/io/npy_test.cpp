@@ -247,4 +247,23 @@ TEST(Npy, MustFailNumpyFiles) {
   expect_error<PersistenceError>([] { read_npy(kFixtures + "make_fixtures.py"); }, "bad magic");
 }
 
+TEST(Npy, ReaderRefusesSpecialFilesAndFilesOverItsCap) {
+  using evoxc::PersistenceError;
+  expect_error<PersistenceError>([] { read_npy("/dev/zero"); }, "not a regular file");
+  TempDir dir;
+  std::string path = dir.file("x.npy");
+  write_npy(path, patterned({16}, evoxc::f32));
+  auto size = std::filesystem::file_size(path);
+  ::setenv("EVOXC_MAX_NPY_BYTES", std::to_string(size - 1).c_str(), 1);
+  expect_error<PersistenceError>([&] { read_npy(path); }, "more than the limit of " + std::to_string(size - 1));
+  expect_error<PersistenceError>([&] { read_npy(path); }, "set EVOXC_MAX_NPY_BYTES to raise it");
+  ::setenv("EVOXC_MAX_NPY_BYTES", std::to_string(size).c_str(), 1);
+  EXPECT_EQ(read_npy(path).numel(), 16);
+  // The graph cap does not apply to data files.
+  ::unsetenv("EVOXC_MAX_NPY_BYTES");
+  ::setenv("EVOXC_MAX_FILE_BYTES", "1", 1);
+  EXPECT_EQ(read_npy(path).numel(), 16);
+  ::unsetenv("EVOXC_MAX_FILE_BYTES");
+}
+
 }  // namespace

@@ -1,5 +1,6 @@
 // Tests of .evoxcgraph persistence: JSON round trips, save/load, and malformed documents.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 #include "ir/graph_util.h"
 
 namespace evoxc {
@@ -209,9 +211,10 @@ TEST(Json, DeepJsonIsAnErrorNotACrash) {
   EXPECT_THROW(Graph::from_json(std::string(200000, '[') + std::string(200000, ']')), PersistenceError);
 }
 
-TEST(Json, DeepNestingIsAnErrorNotACrash) {
+// The mlp document with `levels` nested region ops (test op "r") as main's body.
+std::string nested_regions_doc(int levels) {
   json region = json::parse(R"({"args": [], "ops": []})");
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < levels; ++i) {
     json op = json::parse(R"({"name": "r", "operands": [], "results": []})");
     op["regions"] = json::array({region});
     region = json::parse(R"({"args": []})");
@@ -219,7 +222,119 @@ TEST(Json, DeepNestingIsAnErrorNotACrash) {
   }
   json doc = json::parse(testing::mlp_graph().to_json());
   doc["module"]["functions"][0]["ops"] = region["ops"];
-  EXPECT_THROW(Graph::from_json(doc.dump()), PersistenceError);
+  return doc.dump();
+}
+
+template <typename E, typename F>
+void expect_error(F&& f, const std::string& substring) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  }
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// The mlp document with the JSON text `raw` spliced in as the value of statics "[0]".
+std::string mlp_with_raw_static(const std::string& raw) {
+  std::string doc = mlp_doc([](json& d) { d["statics"]["[0]"] = "@@RAW@@"; });
+  doc.replace(doc.find("\"@@RAW@@\""), 9, raw);
+  return doc;
+}
+
+TEST(Json, DeepNestingIsAnErrorNotACrash) {
+  // 256 region levels are the budget: they load; one more is refused by the reader, 300 by the JSON pre-scan.
+  Graph g = Graph::from_json(nested_regions_doc(kMaxNestingDepth));
+  EXPECT_EQ(Graph::from_json(g.to_json()).to_json(), g.to_json());
+  expect_error<PersistenceError>([] { Graph::from_json(nested_regions_doc(kMaxNestingDepth + 1)); },
+                                 "regions nested more than 256 deep");
+  expect_error<PersistenceError>([] { Graph::from_json(nested_regions_doc(300)); },
+                                 "JSON arrays and objects nested more than 1040 deep at byte");
+}
+
+TEST(Json, DeepJsonInAnyFieldIsRefusedBeforeParsing) {
+  std::string deep = std::string(50000, '[') + std::string(50000, ']');
+  std::string deep_obj = repeat("{\"a\":", 50000) + "1" + std::string(50000, '}');
+  for (const std::string& raw :
+       {deep, deep_obj, "{\"kind\": \"ints\", \"value\": " + deep + "}",
+        "{\"kind\": \"floats\", \"value\": [" + deep + "]}", "{\"kind\": \"float\", \"value\": " + deep + "}"}) {
+    expect_error<PersistenceError>([&] { Graph::from_json(mlp_with_raw_static(raw)); }, "nested more than 1040 deep");
+  }
+  // Brackets inside strings are text, not nesting.
+  std::string bracket_name = mlp_doc([](json& d) { d["module"]["name"] = std::string(5000, '['); });
+  EXPECT_EQ(Graph::from_json(bracket_name).module().name(), std::string(5000, '['));
+}
+
+TEST(Json, HostileExtentsAreErrorsNotCrashes) {
+  // A shape attribute nesting parentheses 50,000 deep (it used to overflow the stack).
+  std::string parens = std::string(50000, '(') + "B" + std::string(50000, ')');
+  expect_error<PersistenceError>(
+      [&] {
+        Graph::from_json(mlp_doc([&](json& d) { d["statics"]["[0]"] = {{"kind", "shape"}, {"value", {parens}}}; }));
+      },
+      "statics.[0].value[0]: bad extent");
+  expect_error<PersistenceError>(
+      [&] {
+        Graph::from_json(mlp_doc([&](json& d) { d["statics"]["[0]"] = {{"kind", "shape"}, {"value", {parens}}}; }));
+      },
+      "parentheses nested more than 258 deep");
+  // A chain of // and % 100,000 long, in a shape attribute and in a type.
+  std::string chain = "B" + repeat("//3%5", 100000);
+  expect_error<PersistenceError>(
+      [&] {
+        Graph::from_json(mlp_doc([&](json& d) { d["statics"]["[0]"] = {{"kind", "shape"}, {"value", {chain}}}; }));
+      },
+      "nested more than 256 levels deep");
+  expect_error<PersistenceError>(
+      [&] {
+        Graph::from_json(
+            mlp_doc([&](json& d) { d["module"]["functions"][0]["args"][0] = "tensor<(" + chain + ")x8xf32>"; }));
+      },
+      "nested more than 256 levels deep");
+  // B//2 100,000 times: folds to B//2^62 and nests once per 62 halvings, past the budget.
+  std::string halvings = "(B" + repeat("//2", 100000) + ")";
+  expect_error<PersistenceError>(
+      [&] {
+        Graph::from_json(
+            mlp_doc([&](json& d) { d["module"]["functions"][0]["args"][0] = "tensor<" + halvings + "xf32>"; }));
+      },
+      "module.functions[0].args[0]");
+  // Overflow in extent arithmetic is a typed error.
+  expect_error<PersistenceError>(
+      [&] {
+        Graph::from_json(mlp_doc([&](json& d) {
+          d["statics"]["[0]"] = {{"kind", "shape"}, {"value", {"(B*4611686018427387904*4)"}}};
+        }));
+      },
+      "int64 overflow in a product");
+}
+
+TEST(Json, LoadRefusesNonRegularFiles) {
+  expect_error<PersistenceError>([] { Graph::load("/dev/zero"); }, "not a regular file (it is a character device)");
+  expect_error<PersistenceError>([] { Graph::load(std::filesystem::temp_directory_path().string()); },
+                                 "not a regular file (it is a directory)");
+  std::string fifo = temp_path("fifo.evoxcgraph");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error<PersistenceError>([&] { Graph::load(fifo); }, "not a regular file (it is a FIFO)");
+  std::filesystem::remove(fifo);
+}
+
+TEST(Json, LoadRefusesFilesOverTheCap) {
+  std::string path = temp_path("capped.evoxcgraph");
+  testing::mlp_graph().save(path);
+  auto size = std::filesystem::file_size(path);
+  ::setenv("EVOXC_MAX_FILE_BYTES", std::to_string(size - 1).c_str(), 1);
+  expect_error<PersistenceError>([&] { Graph::load(path); }, "more than the limit of " + std::to_string(size - 1));
+  ::setenv("EVOXC_MAX_FILE_BYTES", std::to_string(size).c_str(), 1);
+  EXPECT_NO_THROW(Graph::load(path));
+  ::unsetenv("EVOXC_MAX_FILE_BYTES");
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 #include "ir/graph_util.h"
 
 namespace evoxc {
@@ -218,6 +219,94 @@ TEST(Parser, DeepNestingIsAnErrorNotACrash) {
   std::string text = "module @\"m\" version 1 {\n func @main() -> () {\n";
   for (int i = 0; i < 2000; ++i) text += "evoxc.r() regions { () {\n";
   EXPECT_THROW(Graph::parse(text), ParseError);
+}
+
+template <typename E, typename F>
+void expect_error(F&& f, const std::string& substring) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  }
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// A module whose @main nests `levels` region ops (test op "r"), closed properly.
+std::string nested_regions_text(int levels) {
+  std::string text = "module @\"m\" version 1 {\n func @main() -> () {\n";
+  text += repeat("evoxc.r() regions { () {\n", levels);
+  text += repeat("} }\n", levels);
+  return text + " }\n}\n";
+}
+
+TEST(Parser, RegionDepthBudgetIsShared) {
+  Graph g = Graph::parse(nested_regions_text(kMaxNestingDepth));
+  EXPECT_EQ(Graph::parse(g.to_string()).to_string(), g.to_string());
+  expect_error<ParseError>([] { Graph::parse(nested_regions_text(kMaxNestingDepth + 1)); },
+                           "regions nested more than 256 deep");
+  expect_error<ParseError>([] { Graph::parse(nested_regions_text(kMaxNestingDepth + 1)); }, "at 259:");
+}
+
+TEST(Parser, TreeDepthBudgetIsShared) {
+  std::string ok = repeat("[", kMaxNestingDepth) + "*" + repeat("]", kMaxNestingDepth);
+  EXPECT_EQ(parse_tree_structure(ok).depth(), kMaxNestingDepth);
+  EXPECT_EQ(parse_tree_structure(ok).structure_string(), ok);
+  for (const std::string& deep : {"[" + ok + "]", "(" + ok + ",)", "{'a': " + ok + "}", "[" + repeat("[", 256) + "]"})
+    expect_error<ParseError>([&] { parse_tree_structure(deep); }, "containers nested more than 256 deep");
+  expect_error<ParseError>([] { parse_tree_structure(repeat("(", 100000)); }, "containers nested more than 256 deep");
+}
+
+TEST(Parser, NamesAndLocationsMustBeWhatJsonCanHold) {
+  // Found by fuzzing: a location with raw bytes >= 0x80 parsed, but the graph could not be saved.
+  for (const std::string& bad : {std::string("make_s\xFC\xFC"
+                                             "eeds.cpp"),
+                                 std::string("\\xFC.cpp"), std::string("\xED\xA0\x80.cpp")}) {
+    expect_error<ParseError>([&] { Graph::parse(mlp_with("loc(\"f.cpp\":6:0)", "loc(\"" + bad + "\":6:0)")); },
+                             "a quoted file name must be valid UTF-8");
+  }
+  expect_error<ParseError>([] { Graph::parse(mlp_with("module @\"main\"", "module @\"m\\xFF\"")); },
+                           "a module name must be valid UTF-8");
+  expect_error<ParseError>([] { Graph::parse(mlp_with("func @main", "func @\"ma\\xC0\\x80in\"")); },
+                           "a function name must be valid UTF-8");
+  expect_error<ParseError>([] { Graph::parse(mlp_with("keepdims = false", "keepdims = false, \"k\\xFE\" = 1")); },
+                           "an attribute name must be valid UTF-8");
+  // UTF-8 names and any bytes in string values still round-trip through text and JSON.
+  Graph g = Graph::parse(mlp_with("loc(\"f.cpp\":6:0)", "loc(\"\xD1\x84\xD0\xB0\xD0\xB9\xD0\xBB.py\":6:0)"));
+  EXPECT_EQ(Graph::parse(g.to_string()).to_string(), g.to_string());
+  EXPECT_EQ(Graph::from_json(g.to_json()).to_string(), g.to_string());
+  Graph v = Graph::parse(mlp_with("keepdims = false", "keepdims = false, s = \"\\xFF\\xFE\""));
+  EXPECT_EQ(Graph::from_json(v.to_json()).to_string(), v.to_string());
+}
+
+TEST(Parser, HostileExtentsAreParseErrorsWithAPosition) {
+  // Extents used to overflow the stack in the printer and in comparison; now they are refused while parsing.
+  std::string chain = "B" + repeat("//3%5", 100000);
+  expect_error<ParseError>([&] { Graph::parse(mlp_with("tensor<4x8xf32>", "tensor<(" + chain + ")x8xf32>")); },
+                           "nested more than 256 levels deep");
+  expect_error<ParseError>([&] { Graph::parse(mlp_with("tensor<4x8xf32>", "tensor<(" + chain + ")x8xf32>")); },
+                           "at 2:");
+  std::string halvings = "(B" + repeat("//2", 100000) + ")";
+  expect_error<ParseError>([&] { Graph::parse(mlp_with("tensor<4x8xf32>", "tensor<" + halvings + "x8xf32>")); },
+                           "nested more than 256 levels deep");
+  std::string parens = std::string(50000, '(') + "B" + std::string(50000, ')');
+  expect_error<ParseError>(
+      [&] { Graph::parse(mlp_with("keepdims = false", "keepdims = false, s = shape<" + parens + ">")); },
+      "nests parentheses more than 258 deep");
+  expect_error<ParseError>(
+      [&] { Graph::parse(mlp_with("keepdims = false", "keepdims = false, s = shape<min(B," + parens + ")>")); },
+      "nests parentheses more than 258 deep");
+  expect_error<ParseError>(
+      [&] { Graph::parse(mlp_with("keepdims = false", "keepdims = false, s = shape<(B*4611686018427387904*4)>")); },
+      "int64 overflow in a product");
+  // Within the budget, a long halving chain folds and reads back.
+  Graph g = Graph::parse(mlp_with("keepdims = false", "keepdims = false, s = shape<(B" + repeat("//2", 60) + ")>"));
+  EXPECT_NE(g.to_string().find("shape<(B//1152921504606846976)>"), std::string::npos) << g.to_string();
 }
 
 // Every prefix of a valid text must fail cleanly with a typed error, never crash.

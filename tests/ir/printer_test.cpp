@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 #include "ir/graph_util.h"
 
 namespace evoxc {
@@ -114,6 +115,55 @@ TEST(Printer, StaticsAreQuotedPaths) {
 }
 
 TEST(Printer, EmptyGraphRaises) { EXPECT_THROW(Graph().to_string(), ValidationError); }
+
+// A graph built in memory with `levels` nested region ops (test op "r").
+Graph nested_regions_graph(int levels) {
+  auto m = std::make_shared<Module>("main");
+  Function& f = m->add_function("main");
+  Block* b = &f.entry();
+  for (int i = 0; i < levels; ++i) b = &b->append("r", {}, {}, {}, {}, 1)->region(0).block();
+  return Graph(m, TreeDef::tuple({}), TreeDef::tuple({}));
+}
+
+TEST(Printer, RegionDepthBudgetIsShared) {
+  // At the budget every writer and reader agrees; past it, the writers refuse what no reader would accept.
+  Graph ok = nested_regions_graph(kMaxNestingDepth);
+  std::string text = ok.to_string();
+  EXPECT_EQ(Graph::parse(text).to_string(), text);
+  EXPECT_EQ(Graph::from_json(ok.to_json()).to_string(), text);
+  Graph deep = nested_regions_graph(kMaxNestingDepth + 1);
+  try {
+    (void)deep.to_string();
+    ADD_FAILURE() << "printed a graph deeper than the budget";
+  } catch (const VerifyError& e) {
+    EXPECT_NE(std::string(e.what()).find("regions nested more than 256 deep"), std::string::npos) << e.what();
+  }
+  try {
+    (void)deep.to_json();
+    ADD_FAILURE() << "wrote a graph deeper than the budget";
+  } catch (const PersistenceError& e) {
+    EXPECT_NE(std::string(e.what()).find("regions nested more than 256 deep"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Printer, ExtentsAreBoundedSoPrintingIsSafe) {
+  // The chain that used to overflow the printer's stack cannot be built any more.
+  DimExpr e = Dim("B");
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 100000; ++i) e = i % 2 ? floordiv(e, 3) : e % 5;
+      },
+      ShapeError);
+  EXPECT_EQ(e.depth(), kMaxNestingDepth);
+  auto m = std::make_shared<Module>("main");
+  Function& f = m->add_function("main");
+  Value* a = f.entry().add_argument(tt({e}));
+  f.entry().append("return", {a}, {});
+  f.result_types() = {tt({e})};
+  Graph g(m, TreeDef::tuple({TreeDef(LeafMark{})}), TreeDef(LeafMark{}));
+  EXPECT_EQ(Graph::parse(g.to_string()).to_string(), g.to_string());
+  EXPECT_EQ(Graph::from_json(g.to_json()).to_string(), g.to_string());
+}
 
 }  // namespace
 }  // namespace evoxc

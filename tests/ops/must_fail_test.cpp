@@ -1,6 +1,10 @@
 // The must-fail list: bad op calls, each with the error type and a message substring that tells the user what to fix.
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "evoxc/core/file_io.h"
+#include "evoxc/ir/graph.h"
 #include "evoxc/ops/op_def.h"
 #include "ops/ops_util.h"
 
@@ -122,6 +126,99 @@ TEST(MustFail, EachBadCallRaisesItsTypedError) {
       EXPECT_EQ(c.err, Err::Type) << "got TypeError: " << e.what();
       EXPECT_NE(std::string(e.what()).find(c.substring), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("'" + c.op + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Hostile inputs to the readers (issue 7): each must raise its typed error naming the problem,
+// never overflow the stack, read forever or wrap an integer. Deep inputs are generated here.
+struct HostileInput {
+  std::string name;
+  std::function<void()> run;
+  enum Kind { Parse, Persistence, Shape } err;
+  std::string substring;
+};
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// An EvoXIR module whose @main takes one argument of the given type.
+std::string text_with_arg(const std::string& type) {
+  return "module @\"m\" version " + std::to_string(kIrVersion) + " {\n  func @main(%arg0: " + type +
+         ") -> () {\n    evoxc.return()\n  }\n}\n";
+}
+
+// A .evoxcgraph document with the given statics object and @main argument types (JSON text).
+std::string json_with(const std::string& statics, const std::string& args) {
+  return R"J({"format": "evoxcgraph", "version": )J" + std::to_string(kIrVersion) +
+         R"J(, "inputs": "(*,)", "outputs": "()", "statics": )J" + statics +
+         R"J(, "module": {"name": "m", "functions": [{"name": "main", "results": [], "args": [)J" + args +
+         R"J(], "ops": [{"name": "return", "operands": [], "results": []}]}]}})J";
+}
+
+std::vector<HostileInput> hostile_inputs() {
+  std::string parens = std::string(50000, '(') + "B" + std::string(50000, ')');
+  std::string halvings = "(B" + repeat("//2", 100000) + ")";
+  std::string mods = "(B" + repeat("%7//3", 100000) + ")";
+  return {
+      {".evoxcgraph shape attribute nesting parentheses 50,000 deep",
+       [=] { Graph::from_json(json_with(R"({"[0]": {"kind": "shape", "value": [")" + parens + R"("]}})", "")); },
+       HostileInput::Persistence, "statics.[0].value[0]: bad extent"},
+      {".evoxcgraph shape attribute nesting parentheses 50,000 deep (why)",
+       [=] { Graph::from_json(json_with(R"({"[0]": {"kind": "shape", "value": [")" + parens + R"("]}})", "")); },
+       HostileInput::Persistence, "parentheses nested more than 258 deep"},
+      {"EvoXIR text extent B//2//2... 100,000 times",
+       [=] { Graph::parse(text_with_arg("tensor<" + halvings + "xf32>")); }, HostileInput::Parse,
+       "nested more than 256 levels deep"},
+      {"EvoXIR text extent B%7//3... 100,000 times", [=] { Graph::parse(text_with_arg("tensor<" + mods + "xf32>")); },
+       HostileInput::Parse, "nested more than 256 levels deep"},
+      {".evoxcgraph extent B//2//2... 100,000 times",
+       [=] { Graph::from_json(json_with("{}", "\"tensor<" + halvings + "xf32>\"")); }, HostileInput::Persistence,
+       "module.functions[0].args[0]: bad extent"},
+      {".evoxcgraph extent B%7//3... 100,000 times",
+       [=] { Graph::from_json(json_with("{}", "\"tensor<" + mods + "xf32>\"")); }, HostileInput::Persistence,
+       "nested more than 256 levels deep"},
+      {"extent chain built in memory",
+       [] {
+         DimExpr e = Dim("B");
+         for (int i = 0; i < 100000; ++i) e = floordiv(e % 7, 3);
+       },
+       HostileInput::Shape, "nested more than 256 levels deep"},
+      {"extent overflow B*2^62*4", [] { (void)((Dim("B") * (int64_t{1} << 62)) * 4); }, HostileInput::Shape,
+       "int64 overflow in a product"},
+      {"EvoXIR text extent overflow", [] { Graph::parse(text_with_arg("tensor<(B*4611686018427387904*4)xf32>")); },
+       HostileInput::Parse, "int64 overflow in a product"},
+      {".evoxcgraph JSON nested 100,000 deep",
+       [] { Graph::from_json(json_with(std::string(100000, '[') + std::string(100000, ']'), "")); },
+       HostileInput::Persistence, "JSON arrays and objects nested more than"},
+      {"tree structure nested 100,000 deep", [] { parse_tree_structure(std::string(100000, '(')); },
+       HostileInput::Parse, "containers nested more than 256 deep"},
+      {"graph file /dev/zero", [] { Graph::load("/dev/zero"); }, HostileInput::Persistence, "not a regular file"},
+      {"read_file /dev/zero", [] { read_file("/dev/zero"); }, HostileInput::Persistence,
+       "'/dev/zero': not a regular file (it is a character device)"},
+      {"read_file over its cap", [] { read_file("/proc/self/exe", 16); }, HostileInput::Persistence,
+       "more than the limit of 16"},
+  };
+}
+
+TEST(MustFail, HostileInputsRaiseTheirTypedErrors) {
+  for (const HostileInput& c : hostile_inputs()) {
+    SCOPED_TRACE(c.name);
+    try {
+      c.run();
+      ADD_FAILURE() << "no error";
+    } catch (const ParseError& e) {
+      EXPECT_EQ(c.err, HostileInput::Parse) << "got ParseError: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.substring), std::string::npos) << e.what();
+    } catch (const PersistenceError& e) {
+      EXPECT_EQ(c.err, HostileInput::Persistence) << "got PersistenceError: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.substring), std::string::npos) << e.what();
+    } catch (const ShapeError& e) {
+      EXPECT_EQ(c.err, HostileInput::Shape) << "got ShapeError: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.substring), std::string::npos) << e.what();
     }
   }
 }

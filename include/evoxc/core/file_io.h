@@ -1,6 +1,7 @@
 // Whole-file reads and atomic writes (temp file + rename), so a crash never leaves a half-written file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -9,7 +10,10 @@ namespace evoxc {
 // Writes `data` to `path` through a temporary file in the same folder and a rename.
 // PersistenceError naming the path when any step fails.
 void write_file_atomic(const std::string& path, std::string_view data);
-// PersistenceError naming the path when the file cannot be read.
-std::string read_file(const std::string& path);
+// The whole content of a regular file. PersistenceError naming the path when the file cannot
+// be read, is not a regular file (a directory, FIFO or device: refused before reading, so
+// `/dev/zero` or a pipe cannot make us read forever), or holds more than `max_bytes`
+// (0: max_file_bytes(), 1 GiB unless EVOXC_MAX_FILE_BYTES says otherwise; see core/limits.h).
+std::string read_file(const std::string& path, uint64_t max_bytes = 0);
 
 }  // namespace evoxc

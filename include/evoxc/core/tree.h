@@ -9,11 +9,15 @@
 #include <vector>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 
 namespace evoxc {
 
 enum class TreeKind : uint8_t { None, Leaf, Tuple, List, Dict };
 
+// Containers nest at most kMaxNestingDepth levels (core/limits.h): a deeper tree is refused
+// with a ValidationError when it is built, so the recursive walkers below (flatten, map,
+// structure_string, comparison, destruction) never meet one.
 template <typename T>
 class Tree {
  public:
@@ -36,6 +40,8 @@ class Tree {
   }
 
   TreeKind kind() const { return kind_; }
+  // Container levels: 0 for a leaf or None, 1 for a tuple of leaves.
+  int depth() const { return depth_; }
   bool is_leaf() const { return kind_ == TreeKind::Leaf; }
   bool is_none() const { return kind_ == TreeKind::None; }
   const T& leaf() const {
@@ -158,7 +164,13 @@ class Tree {
 
  private:
   Tree(TreeKind k, std::vector<Tree> cs, std::vector<std::string> keys)
-      : kind_(k), children_(std::move(cs)), keys_(std::move(keys)) {}
+      : kind_(k), children_(std::move(cs)), keys_(std::move(keys)) {
+    int d = 0;
+    for (const auto& c : children_) d = std::max(d, c.depth_);
+    if (d >= kMaxNestingDepth)
+      throw ValidationError("Tree: containers nested more than " + std::to_string(kMaxNestingDepth) + " deep");
+    depth_ = d + 1;
+  }
 
   template <typename U>
   std::optional<std::string> mismatch_at(const Tree<U>& o, const std::string& path, std::string* why) const {
@@ -185,6 +197,7 @@ class Tree {
   std::optional<T> leaf_;
   std::vector<Tree> children_;
   std::vector<std::string> keys_;
+  int depth_ = 0;
 };
 
 // The structure of a tree without its leaves.

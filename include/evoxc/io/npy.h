@@ -21,6 +21,8 @@ namespace evoxc::io {
 //    message starts "<path>: " and names the problem. The data size is checked against the
 //    file size before anything is allocated, so a hostile header cannot cause a huge
 //    allocation.
+//  - Only regular files are read, of at most max_npy_bytes() (64 GiB unless
+//    EVOXC_MAX_NPY_BYTES says otherwise, core/limits.h); PersistenceError otherwise.
 Tensor read_npy(const std::string& path);
 // The same from the bytes of a .npy file; `name` stands for the path in error messages.
 Tensor read_npy_bytes(std::string_view bytes, const std::string& name = "<npy bytes>");

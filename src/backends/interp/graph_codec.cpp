@@ -6,13 +6,15 @@
 #include <unordered_map>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 
 namespace evoxc::graph_codec {
 namespace {
 
 constexpr std::string_view kMagic = "EVXG";
-constexpr int kMaxDepth = 128;    // regions and trees, as .evoxcgraph allows
-constexpr int kMaxDimDepth = 64;  // a DimExpr's nesting
+// Regions, trees and extents: the one nesting budget every reader shares (core/limits.h).
+constexpr int kMaxDepth = kMaxNestingDepth;
+constexpr int kMaxDimDepth = kMaxNestingDepth;
 
 // ---- writing ----
 
@@ -166,7 +168,10 @@ class Encoder {
     return op_slot_[id] - 1;
   }
 
-  void block(const Block& b) {
+  void block(const Block& b, int depth = 0) {
+    // A graph built in memory is not bounded by a reader; do not write what the reader refuses.
+    if (depth > kMaxDepth)
+      throw PersistenceError("graph_codec: regions nested more than " + std::to_string(kMaxDepth) + " deep");
     w_.u(b.num_arguments());
     for (const auto& a : b.arguments()) {
       type(a->type());
@@ -191,7 +196,7 @@ class Encoder {
       attrs(op->attributes());
       location(op->location());
       w_.u(op->regions().size());
-      for (const auto& r : op->regions()) block(r->block());
+      for (const auto& r : op->regions()) block(r->block(), depth + 1);
     }
   }
 
