@@ -1,9 +1,11 @@
 // Interpreter kernels of the control family: cond, while_loop and scan run their regions as prepared block plans.
 //
-// Unlike the other kernels these may throw while running (a region's run-time shape
-// checks): a region is a whole program of its own. They allocate nothing per call or per
-// iteration once warm: argument arrays, carry buffers and the regions' frames live in a
-// per-call state that each kernel pools, as Program pools its frames.
+// Unlike the other kernels these may throw while running: a region is a whole program of
+// its own, with run-time shape checks, and loops check the call's run limits before every
+// iteration (a loop's trip count is data: the one place a program can run away). They
+// allocate nothing per call or per iteration once warm: argument arrays, carry buffers and
+// the regions' frames live in a per-call state that each kernel pools, as Program pools its
+// frames.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +44,7 @@ class AlignedScratch {
   char* reserve(size_t bytes) {
     if (p_ == nullptr || bytes > cap_) {
       size_t n = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+      check_host_memory(n, "interp: loop carry");
       void* q = std::aligned_alloc(64, n);
       if (!q) throw ValidationError("interp: cannot allocate " + std::to_string(bytes) + " bytes of loop carry");
       std::free(p_);
@@ -67,7 +70,7 @@ struct RegionCall {
   RegionCall(const Program& p, size_t nin, size_t nout)
       : in(nin), in_dims(nin), out(nout), out_dims(nout), frame(p.acquire_frame()) {}
   void run(const Program& p, const Frame& f) {
-    execute_block(p, BlockCall{in.data(), in_dims.data(), out.data(), out_dims.data(), f.syms}, *frame);
+    execute_block(p, BlockCall{in.data(), in_dims.data(), out.data(), out_dims.data(), f.syms, f.budget}, *frame);
   }
 };
 
@@ -245,6 +248,7 @@ void copy_carry(const std::vector<ValRef>& outs, const std::vector<const void*>&
 
 class WhileKernel final : public Kernel {
  public:
+  const Operation* op = nullptr;  // for run-limit messages
   std::vector<ValRef> init, caps, outs;
   std::shared_ptr<const Program> cond, body;
 
@@ -267,17 +271,25 @@ class WhileKernel final : public Kernel {
       s.cond.in_dims[n + j] = s.body.in_dims[n + j] = caps[j].dims(f);
     }
     s.cond.out_dims[0] = outs[0].dims(f);  // never read: the predicate has rank 0
-    // No iteration limit: a loop whose predicate never turns false runs forever.
-    for (int k = 0;; k ^= 1) {
-      for (size_t i = 0; i < n; ++i) s.cond.in[i] = s.cur[i];
-      s.cond.run(*cond, f);
-      if (s.pred == 0) break;
-      for (size_t i = 0; i < n; ++i) {
-        s.body.in[i] = s.cur[i];
-        s.body.out[i] = set[k] + s.off[i];
+    // A loop whose predicate never turns false runs until the call's run limits stop it
+    // (RunBudget::tick, before each body iteration); with none it runs forever.
+    int64_t it = 0;
+    try {
+      for (int k = 0;; k ^= 1, ++it) {
+        for (size_t i = 0; i < n; ++i) s.cond.in[i] = s.cur[i];
+        s.cond.run(*cond, f);
+        if (s.pred == 0) break;
+        f.budget->tick(*op, it);
+        for (size_t i = 0; i < n; ++i) {
+          s.body.in[i] = s.cur[i];
+          s.body.out[i] = set[k] + s.off[i];
+        }
+        s.body.run(*body, f);
+        for (size_t i = 0; i < n; ++i) s.cur[i] = s.body.out[i];
       }
-      s.body.run(*body, f);
-      for (size_t i = 0; i < n; ++i) s.cur[i] = s.body.out[i];
+    } catch (const RunLimitError& e) {
+      if (f.budget->stopped_here(*op)) throw;
+      rethrow_in_loop(e, *op, it);
     }
     copy_carry(outs, s.cur, f);
   }
@@ -301,6 +313,7 @@ KernelPtr make_while(PrepareCtx& ctx) {
   if (op.regions().size() != 2) ctx.fail("expects 2 regions (cond, body)");
   if (n < 1 || ctx.out.size() != n) ctx.fail("expects a non-empty carry and one result per carry operand");
   auto k = std::make_unique<WhileKernel>();
+  k->op = &op;
   for (size_t i = 0; i < ctx.in.size(); ++i) (i < n ? k->init : k->caps).push_back(ref(ctx, ctx.in[i]));
   for (uint32_t o : ctx.out) k->outs.push_back(ref(ctx, o));
   std::vector<TensorType> carry = types_of(ctx, ctx.in, 0, n);
@@ -314,6 +327,7 @@ KernelPtr make_while(PrepareCtx& ctx) {
 
 class ScanKernel final : public Kernel {
  public:
+  const Operation* op = nullptr;  // for run-limit messages
   std::vector<ValRef> init, xs, caps, carry_out, ys;
   std::shared_ptr<const Program> body;
   int64_t static_length = -1;
@@ -338,16 +352,23 @@ class ScanKernel final : public Kernel {
     }
     for (size_t j = 0; j < ny; ++j) c.out_dims[nc + j] = ys[j].dims(f) + 1;
     int k = 0;
-    for (int64_t t = 0; t < len; ++t, k ^= 1) {
-      auto step = static_cast<size_t>(reverse ? len - 1 - t : t);
-      for (size_t i = 0; i < nc; ++i) {
-        c.in[i] = s.cur[i];
-        c.out[i] = set[k] + s.off[i];
+    int64_t t = 0;
+    try {
+      for (; t < len; ++t, k ^= 1) {
+        f.budget->tick(*op, t);
+        auto step = static_cast<size_t>(reverse ? len - 1 - t : t);
+        for (size_t i = 0; i < nc; ++i) {
+          c.in[i] = s.cur[i];
+          c.out[i] = set[k] + s.off[i];
+        }
+        for (size_t j = 0; j < nx; ++j) c.in[nc + j] = static_cast<const char*>(xs[j].ptr(f)) + step * s.x_step[j];
+        for (size_t j = 0; j < ny; ++j) c.out[nc + j] = static_cast<char*>(ys[j].ptr(f)) + step * s.y_step[j];
+        c.run(*body, f);
+        for (size_t i = 0; i < nc; ++i) s.cur[i] = c.out[i];
       }
-      for (size_t j = 0; j < nx; ++j) c.in[nc + j] = static_cast<const char*>(xs[j].ptr(f)) + step * s.x_step[j];
-      for (size_t j = 0; j < ny; ++j) c.out[nc + j] = static_cast<char*>(ys[j].ptr(f)) + step * s.y_step[j];
-      c.run(*body, f);
-      for (size_t i = 0; i < nc; ++i) s.cur[i] = c.out[i];
+    } catch (const RunLimitError& e) {
+      if (f.budget->stopped_here(*op)) throw;
+      rethrow_in_loop(e, *op, t);
     }
     copy_carry(carry_out, s.cur, f);
   }
@@ -374,6 +395,7 @@ KernelPtr make_scan(PrepareCtx& ctx) {
     ctx.fail("num_carry = " + std::to_string(nc_attr) + " is out of range");
   auto nc = static_cast<size_t>(nc_attr);
   auto k = std::make_unique<ScanKernel>();
+  k->op = &op;
   k->reverse = at.count("reverse") ? ctx.attr_bool("reverse") : false;
   if (at.count("length")) {
     k->static_length = ctx.attr_int("length");

@@ -241,16 +241,15 @@ struct ShiftRightLogical {
     return static_cast<C>(static_cast<U>(a) >> static_cast<int>(b));
   }
 };
+// Unsigned operands sign-fill their bit pattern too (reinterpreted as the signed type of the
+// same width, shifted, reinterpreted back), as StableHLO and JAX do: 0x80u8 >> 1 is 0xC0.
 struct ShiftRightArithmetic {
   template <typename C>
   static C f(C a, C b) {
-    if constexpr (std::is_signed_v<C>) {
-      if (!shift_in_range(b)) return a < 0 ? C(-1) : C(0);
-      return static_cast<C>(a >> static_cast<int>(b));  // arithmetic in C++20
-    } else {
-      if (!shift_in_range(b)) return C(0);
-      return static_cast<C>(a >> static_cast<int>(b));
-    }
+    using S = std::make_signed_t<C>;
+    S sa = static_cast<S>(a);  // modular since C++20
+    if (!shift_in_range(b)) return static_cast<C>(sa < 0 ? S(-1) : S(0));
+    return static_cast<C>(static_cast<S>(sa >> static_cast<int>(b)));  // arithmetic in C++20
   }
 };
 struct Equal {

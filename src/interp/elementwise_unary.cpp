@@ -2,6 +2,7 @@
 // plain loops the compiler vectorises.
 #include <bit>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -161,6 +162,14 @@ double erf_inv(double y) {
     p = 0.246640727 + p * w;
     p = 1.50140941 + p * w;
     x = p * y;
+  } else if (w > 16.0) {
+    // Beyond float's tail (1 - |y| < 2^-23) Giles' polynomial is extrapolated and Halley
+    // from it lands far off (5.54 for 1 - 2^-53). The asymptotic erfc(x) ~ exp(-x^2) /
+    // (x sqrt(pi)) solved by fixed point is within 1e-3 there, close enough for Halley.
+    double t = 1.0 - std::fabs(y);  // exact (Sterbenz)
+    double g = std::sqrt(w);
+    for (int k = 0; k < 4; ++k) g = std::sqrt(-std::log(t * g * 1.77245385090551602730));
+    x = y > 0 ? g : -g;
   } else {
     w = std::sqrt(w) - 3.0;
     double p = -0.000200214257;
@@ -175,19 +184,50 @@ double erf_inv(double y) {
     x = p * y;
   }
   constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < 4; ++k) {
     // Near |y| = 1 the residual erf(x) - y loses digits; erfc keeps them.
     double r =
         std::fabs(y) > 0.5 ? (y > 0 ? -1.0 : 1.0) * (std::erfc(std::fabs(x)) - (1.0 - std::fabs(y))) : std::erf(x) - y;
     double d = kTwoOverSqrtPi * std::exp(-x * x);
     if (d == 0) break;
-    x -= r / (d + x * r);  // Halley: r / (f' - f f''/(2 f')) with f''= -2 x f'
+    double step = r / (d + x * r);  // Halley: r / (f' - f f''/(2 f')) with f''= -2 x f'
+    x -= step;
+    if (std::fabs(step) <= 0x1p-54 * std::fabs(x)) break;  // converged: one more would not move x
   }
   return x;
 }
 
-// digamma in double: reflection below 0, recurrence up to 10, then the asymptotic series.
-// Poles: 0 gives -inf (the limit from above, as torch), negative integers NaN.
+// Taylor coefficients of digamma about its positive zero x0: psi^(k)(x0) / k!, k = 1..41,
+// from mpmath at 300 bits (polygamma(k, x0) / factorial(k)); enough for |x - x0| <= 0.54.
+constexpr double kDigammaTaylor[] = {
+    0x1.ef72bc8ee38acp-1,  -0x1.c563b54aa1a35p-2,  0x1.08b4294d50381p-2,  -0x1.4fc1317257da8p-3,
+    0x1.b9a5b6370f3abp-4,  -0x1.27baba261cc2cp-4,  0x1.8fce02b239ca7p-5,  -0x1.0fa7ec36a7d8fp-5,
+    0x1.723d6807edcc0p-6,  -0x1.f970508e1b6a2p-7,  0x1.5955caaa962f3p-7,  -0x1.d828079282eb8p-8,
+    0x1.42e1acf81d8dcp-8,  -0x1.b9afc7cee8a14p-9,  0x1.2e23345f79aafp-9,  -0x1.9d626f71d1f7ap-10,
+    0x1.1acebbd761089p-10, -0x1.82f6345c65b35p-11, 0x1.08bdae1a261d4p-11, -0x1.6a3fddea11304p-12,
+    0x1.efacab6fb8985p-13, -0x1.531f5dc5eb563p-13, 0x1.d0080f810fab5p-14, -0x1.3d7972688af67p-14,
+    0x1.b2691182c5c34p-15, -0x1.29357f7d6cb86p-15, 0x1.96ae4a8e32b49p-16, -0x1.163cc7373be8bp-16,
+    0x1.7cb8b3916fd29p-17, -0x1.047a1894e0fdep-17, 0x1.646b54f410bdfp-18, -0x1.e7b34a5b78a3cp-19,
+    0x1.4dab173747443p-19, -0x1.c891c9fca61dep-20, 0x1.385e9fcb1c6a8p-20, -0x1.ab6cff79188aap-21,
+    0x1.246e3329dab55p-21, -0x1.902471b2c8ebdp-22, 0x1.11c399dbd8e73p-22, -0x1.7699ba6292b3ep-23,
+    0x1.004a0788ae67ap-23};
+// x0 = 1.46163214496836234126... as a sum of two doubles (mpmath findroot at 300 bits).
+constexpr double kDigammaRootHi = 0x1.762d86356be3fp+0;
+constexpr double kDigammaRootLo = 0x1.b86a722197829p-54;
+
+// digamma on [1, 2] as a series in (x - x0): the recurrence and asymptotic series below lose
+// all relative accuracy near the zero to cancellation; this keeps it (the leading factor
+// x - x0 is exact to 2^-106).
+double digamma_near_root(double x) {
+  double h = (x - kDigammaRootHi) - kDigammaRootLo;
+  double p = 0;
+  for (int k = static_cast<int>(std::size(kDigammaTaylor)) - 1; k >= 0; --k) p = p * h + kDigammaTaylor[k];
+  return p * h;
+}
+
+// digamma in double: reflection below 0, a series about the zero on [1, 2] (reached by the
+// recurrence from below 10), the asymptotic series from 10 on. Poles: 0 gives -inf (the limit from above, as torch),
+// negative integers NaN.
 double digamma(double x) {
   constexpr double kPi = 3.14159265358979323846;
   if (x != x || x == -std::numeric_limits<double>::infinity()) return std::numeric_limits<double>::quiet_NaN();
@@ -200,11 +240,19 @@ double digamma(double x) {
     result -= kPi / std::tan(kPi * r);
     x = 1 - x;
   }
-  while (x < 10) {  // the series below is good to 1e-17 from 10 on
+  if (x < 1) {  // psi(x) = psi(x + 1) - 1/x; the two do not cancel below 1
     result -= 1 / x;
     x += 1;
   }
-  double z = 1 / (x * x);
+  if (x < 10) {  // psi(x) = psi(x - n) + sum 1/(x - k): down to [1, 2], smallest terms first
+    double sum = 0, y = x;
+    while (y > 2) {
+      y -= 1;  // exact below 2^52
+      sum += 1 / y;
+    }
+    return result + (digamma_near_root(y) + sum);
+  }
+  double z = 1 / (x * x);  // the asymptotic series is good to 1e-17 from 10 on
   double series =
       z *
       (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));

@@ -1,5 +1,6 @@
 // execute(): binds symbolic dims, validates inputs and outputs, then walks the prepared instructions.
 #include <cstring>
+#include <limits>
 
 #include "evoxc/core/error.h"
 #include "program.h"
@@ -133,7 +134,7 @@ void resolve_shapes(const Program& p, Program::FrameData& f) {
     int64_t n = 1;
     for (uint32_t i = 0; i < d.rank(); ++i) {
       int64_t x = f.dims[d.dim_off + i];
-      if (x < 0 || __builtin_mul_overflow(n, x, &n) || n > (int64_t{1} << 48))
+      if (x < 0 || __builtin_mul_overflow(n, x, &n) || n > kMaxElements)
         throw ValidationError(p.producer(static_cast<uint32_t>(v)) + ": " + p.value_name(static_cast<uint32_t>(v)) +
                               " of type " + d.type().to_string() + " gets shape " +
                               shape_text(f.dims.data() + d.dim_off, d.rank()) + " with " + bindings_text(p, f) +
@@ -149,7 +150,20 @@ void resolve_shapes(const Program& p, Program::FrameData& f) {
     f.offsets[b] = off;
     off += (bytes + 63) / 64 * 64;
   }
-  f.reserve_arena(off);
+  try {
+    f.reserve_arena(off);
+  } catch (const ValidationError& e) {
+    // Name the largest temporary: the op whose result makes the scratch too big.
+    size_t best = 0, best_bytes = 0;
+    for (size_t v = 0; v < p.values.size(); ++v) {
+      size_t b = static_cast<size_t>(f.numel[v]) * size_of(p.values[v].dtype());
+      if (p.storage[v].kind == Program::StorageKind::Temp && b >= best_bytes) best = v, best_bytes = b;
+    }
+    auto v = static_cast<uint32_t>(best);
+    throw ValidationError(std::string(e.what()) + " (the largest: " + p.value_name(v) + " of " + p.producer(v) +
+                          ", shape " + shape_text(f.dims.data() + p.values[v].dim_off, p.values[v].rank()) + ", " +
+                          std::to_string(best_bytes) + " bytes, with " + bindings_text(p, f) + ")");
+  }
   for (size_t v = 0; v < p.values.size(); ++v) {
     const Program::Storage& s = p.storage[v];
     if (s.kind == Program::StorageKind::Temp) f.ptr[v] = static_cast<char*>(f.arena) + f.offsets[s.index];
@@ -164,9 +178,93 @@ bool overlaps(const Tensor& a, const Tensor& b) {
   return pa < pb + b.nbytes() && pb < pa + a.nbytes();
 }
 
+// What to do when a limit is hit, for the messages.
+constexpr const char* kRaiseDeadline =
+    "; allow more time (RunOptions::deadline, or `evoxc run --timeout SECONDS`) or make the loop end sooner";
+constexpr const char* kRaiseCount =
+    "; raise RunOptions::max_loop_iterations (`evoxc run --max-iterations N`) or make the loop end sooner";
+
+// Below this gap between clock samples the stride doubles; an iteration that takes longer
+// resets it to 1, so the deadline is overshot by at most about one iteration or this gap.
+constexpr auto kSampleGap = std::chrono::microseconds(20);
+constexpr int64_t kMaxStride = 1024;
+
+std::string at_iteration(const Operation& op, int64_t iteration) {
+  return op_where(op) + ", iteration " + std::to_string(iteration);
+}
+
+// A Tensor for an output slot, with a failure to allocate naming the output and its producer.
+Tensor allocate_output(const Program& p, size_t j, const int64_t* shape, size_t rank) {
+  try {
+    DType dt = p.values[p.output_value[j]].dtype();
+    int64_t n = 1;
+    for (size_t i = 0; i < rank; ++i) n *= shape[i];  // at most kMaxElements: checked at prepare or per call
+    check_host_memory(static_cast<size_t>(n) * size_of(dt), "the output");
+    return Tensor::empty(std::vector<int64_t>(shape, shape + rank), dt);
+  } catch (const Error& e) {
+    uint32_t v = p.output_value[j];
+    throw ValidationError("output [" + std::to_string(j) + "] (" + p.value_name(v) + " of " + p.producer(v) + ", " +
+                          std::string(dtype_name(p.values[v].dtype())) + " of shape " + shape_text(shape, rank) +
+                          "): " + e.what() + "; make the op's result smaller");
+  }
+}
+
 }  // namespace
 
+RunBudget::RunBudget(const RunLimits& limits)
+    : max_count_(limits.max_loop_iterations > 0 ? limits.max_loop_iterations : std::numeric_limits<int64_t>::max()),
+      cancelled_(limits.cancelled),
+      deadline_(limits.deadline.has_value()),
+      deadline_at_(limits.deadline.value_or(std::chrono::steady_clock::time_point())) {
+  if (deadline_) last_sample_ = std::chrono::steady_clock::now();
+}
+
+void RunBudget::check_start() const {
+  if (cancelled_ && cancelled_->load(std::memory_order_relaxed))
+    throw RunLimitError(
+        "the run was cancelled (its CancellationToken was tripped before the call started; reset() "
+        "it to run again)");
+  if (deadline_ && last_sample_ >= deadline_at_)
+    throw RunLimitError("the run's deadline had passed before the call started" + std::string(kRaiseDeadline));
+}
+
+void RunBudget::over_count(const Operation& op, int64_t iteration) {
+  stopped_at_ = &op;
+  throw RunLimitError(at_iteration(op, iteration) +
+                      ": the run reached max_loop_iterations = " + std::to_string(max_count_) +
+                      " (body iterations of all loops of the call, counted together)" + kRaiseCount);
+}
+
+void RunBudget::stop_cancelled(const Operation& op, int64_t iteration) {
+  stopped_at_ = &op;
+  throw RunLimitError(at_iteration(op, iteration) +
+                      ": the run was cancelled through its CancellationToken (reset() it to run again)");
+}
+
+void RunBudget::check_clock(const Operation& op, int64_t iteration) {
+  auto now = std::chrono::steady_clock::now();
+  if (now >= deadline_at_) {
+    stopped_at_ = &op;
+    auto over = std::chrono::duration_cast<std::chrono::microseconds>(now - deadline_at_).count();
+    throw RunLimitError(at_iteration(op, iteration) + ": the run's deadline passed (" + std::to_string(over) +
+                        " us ago; " + std::to_string(count_ - 1) + " loop iterations in all)" + kRaiseDeadline);
+  }
+  stride_ = now - last_sample_ < kSampleGap ? std::min(stride_ * 2, kMaxStride) : 1;
+  until_clock_ = stride_;
+  last_sample_ = now;
+}
+
+void rethrow_in_loop(const RunLimitError& e, const Operation& op, int64_t iteration) {
+  throw RunLimitError(std::string(e.what()) + "; inside " + at_iteration(op, iteration));
+}
+
 void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+  execute(p, inputs, outputs, RunLimits{});
+}
+
+void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor> outputs, const RunLimits& limits) {
+  RunBudget budget(limits);
+  budget.check_start();
   if (inputs.size() != p.num_inputs)
     throw ValidationError("execute: the program takes " + std::to_string(p.num_inputs) + " input tensors, got " +
                           std::to_string(inputs.size()));
@@ -203,7 +301,7 @@ void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor>
       for (const Tensor& in : inputs) clash = clash || overlaps(o, in);
       if (clash) f->staged[j] = Tensor::empty(std::vector<int64_t>(want, want + d.rank()), d.dtype());
     } else {
-      o = Tensor::empty(std::vector<int64_t>(want, want + d.rank()), d.dtype());
+      o = allocate_output(p, j, want, d.rank());
     }
   }
 
@@ -218,7 +316,7 @@ void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor>
     }
   }
 
-  Frame frame{f->ptr.data(), dims, numel, f->syms.data()};
+  Frame frame{f->ptr.data(), dims, numel, f->syms.data(), &budget};
   for (const KernelPtr& k : p.kernels)
     if (k) k->run(frame);
 
@@ -269,7 +367,7 @@ void execute_block(const Program& p, const BlockCall& c, Program::FrameData& fd)
     else if (s.kind == Program::StorageKind::Output)
       f->ptr[v] = c.out[s.index];
   }
-  Frame frame{f->ptr.data(), dims, numel, f->syms.data()};
+  Frame frame{f->ptr.data(), dims, numel, f->syms.data(), c.budget};
   for (const KernelPtr& k : p.kernels)
     if (k) k->run(frame);
   for (size_t j = 0; j < p.output_value.size(); ++j) {

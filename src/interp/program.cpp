@@ -1,6 +1,8 @@
 // prepare(): turns a Graph into a flat plan — kernels per op and dtype, compiled shapes, checks, buffer reuse.
 #include "program.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -198,8 +200,23 @@ Program::~Program() = default;
 
 Program::FrameData::~FrameData() { std::free(arena); }
 
+size_t host_memory_bytes() {
+  static const size_t bytes = [] {
+    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : SIZE_MAX;
+  }();
+  return bytes;
+}
+
+void check_host_memory(size_t bytes, const std::string& what) {
+  if (bytes > host_memory_bytes())
+    throw ValidationError(what + ": cannot allocate " + std::to_string(bytes) + " bytes: more than this host's " +
+                          std::to_string(host_memory_bytes()) + " bytes of memory");
+}
+
 void Program::FrameData::reserve_arena(size_t bytes) {
   if (bytes <= arena_cap && arena) return;
+  check_host_memory(bytes, "interp: scratch");
   size_t n = std::max<size_t>(64, (bytes + 63) / 64 * 64);
   void* p = std::aligned_alloc(64, n);
   if (!p) throw ValidationError("interp: cannot allocate " + std::to_string(bytes) + " bytes of scratch");
@@ -223,7 +240,11 @@ std::unique_ptr<Program::FrameData> Program::acquire_frame() const {
   f->offsets.assign(buffers.size(), 0);
   f->staged.resize(output_value.size());
   if (all_static) {
-    f->reserve_arena(static_arena);
+    try {
+      f->reserve_arena(static_arena);
+    } catch (const ValidationError& e) {
+      throw ValidationError(std::string(e.what()) + " (" + largest_temp() + ")");
+    }
     for (size_t v = 0; v < values.size(); ++v) {
       const Storage& s = storage[v];
       if (s.kind == StorageKind::Temp) f->ptr[v] = static_cast<char*>(f->arena) + static_offsets[s.index];
@@ -235,6 +256,19 @@ std::unique_ptr<Program::FrameData> Program::acquire_frame() const {
     f->expr_vals.assign(code.size(), 0);
   }
   return f;
+}
+
+std::string Program::largest_temp() const {
+  uint32_t best = UINT32_MAX;
+  size_t best_bytes = 0;
+  for (size_t v = 0; v < values.size(); ++v) {
+    if (storage[v].kind != StorageKind::Temp || !all_static) continue;
+    size_t b = static_cast<size_t>(static_numel[v]) * size_of(values[v].dtype());
+    if (best == UINT32_MAX || b > best_bytes) best = static_cast<uint32_t>(v), best_bytes = b;
+  }
+  if (best == UINT32_MAX) return "the plan's temporaries";
+  return "the largest: " + value_name(best) + " of " + producer(best) + ", " + values[best].type().to_string() + ", " +
+         std::to_string(best_bytes) + " bytes";
 }
 
 void Program::release_frame(std::unique_ptr<FrameData> f) const {
@@ -540,13 +574,21 @@ void Planner::run_block(const Block& entry, std::span<const Value* const> captur
     }
   if (p_.all_static) {
     p_.static_numel.reserve(p_.values.size());
-    for (const ValueDesc& d : p_.values) {
+    for (size_t v = 0; v < p_.values.size(); ++v) {
+      const ValueDesc& d = p_.values[v];
       int64_t n = 1;
       for (uint32_t i = 0; i < d.rank(); ++i) {
         int64_t x = p_.dims_template[d.dim_off + i];
         if (x != 0 && n > INT64_MAX / x) throw ShapeError("tensor shape has too many elements (int64 overflow)");
         n *= x;
       }
+      // The bound symbolic shapes get at run time (execute.cpp), here at load: byte counts
+      // then never overflow, and the op that asks for such a value is named before any
+      // allocation is tried.
+      if (n > kMaxElements)
+        throw BackendError(p_.producer(static_cast<uint32_t>(v)) + ": " + p_.value_name(static_cast<uint32_t>(v)) +
+                           " of type " + d.type().to_string() + " has " + std::to_string(n) +
+                           " elements, more than the interpreter holds in one tensor (2^48); make it smaller");
       p_.static_numel.push_back(n);
     }
   }

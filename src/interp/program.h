@@ -1,6 +1,8 @@
 // The interpreter's prepared plan: value table, compiled dim expressions, run-time checks, kernels, buffers.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -10,10 +12,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "evoxc/core/error.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/ir/ir.h"
 
 namespace evoxc::interp {
+
+class RunBudget;
 
 // What a kernel sees while running: one data pointer per value, the flat table of every
 // value's concrete extents, and every value's element count.
@@ -24,7 +29,50 @@ struct Frame {
   // The plan's symbol values (Program::sym_names order); control kernels hand them to
   // their region plans.
   const int64_t* syms = nullptr;
+  // The call's run limits and loop-iteration count; loop kernels tick it per iteration and
+  // hand it to their region plans.
+  RunBudget* budget = nullptr;
 };
+
+// One call's RunLimits and its loop-iteration count. Owned by execute() for one call, so it
+// is touched by one thread only (the cancel flag is the one shared, atomic, input).
+class RunBudget {
+ public:
+  explicit RunBudget(const RunLimits& limits);
+  // A loop kernel calls this before running iteration `iteration` (0-based) of `op`'s body:
+  // RunLimitError naming the op, its location and the limit when one is hit. Cheap on the
+  // path where nothing is hit: a count, a relaxed load and a countdown.
+  void tick(const Operation& op, int64_t iteration) {
+    if (++count_ > max_count_) over_count(op, iteration);
+    if (cancelled_ && cancelled_->load(std::memory_order_relaxed)) stop_cancelled(op, iteration);
+    if (deadline_ && --until_clock_ <= 0) check_clock(op, iteration);
+  }
+  // At the start of a call: cancelled already, or the deadline already passed.
+  void check_start() const;
+  // Whether `op` is the loop that raised the RunLimitError in flight (enclosing loops add
+  // themselves to its message instead).
+  bool stopped_here(const Operation& op) const { return stopped_at_ == &op; }
+
+ private:
+  [[noreturn]] void over_count(const Operation& op, int64_t iteration);
+  [[noreturn]] void stop_cancelled(const Operation& op, int64_t iteration);
+  void check_clock(const Operation& op, int64_t iteration);
+
+  const Operation* stopped_at_ = nullptr;
+  int64_t count_ = 0;
+  int64_t max_count_;
+  const std::atomic<bool>* cancelled_;
+  bool deadline_;
+  std::chrono::steady_clock::time_point deadline_at_;
+  // Clock sampling: read every `stride_` ticks, the stride doubling (to 1024) while samples
+  // come closer than kSampleGap apart and dropping to 1 when an iteration is slow.
+  int64_t until_clock_ = 1, stride_ = 1;
+  std::chrono::steady_clock::time_point last_sample_;
+};
+
+// Adds "; inside <op> at iteration <k>" to a RunLimitError leaving a loop, so the message of
+// a nested loop names its enclosing loops too, innermost first.
+[[noreturn]] void rethrow_in_loop(const RunLimitError& e, const Operation& op, int64_t iteration);
 
 // One prepared instruction. run() must not throw, allocate or look anything up by name:
 // every decision was taken when the kernel was built.
@@ -199,9 +247,22 @@ struct BlockCall {
   const int64_t* const* in_dims;
   void* const* out;
   const int64_t* const* out_dims;
-  const int64_t* outer_syms;  // Program::num_outer_syms values
+  const int64_t* outer_syms;    // Program::num_outer_syms values
+  RunBudget* budget = nullptr;  // the enclosing call's (Frame::budget)
 };
 void execute_block(const Program& p, const BlockCall& call);
+
+// The most elements one value may have (as Tensor::empty allows): checked at prepare for
+// static shapes, per call for symbolic ones.
+inline constexpr int64_t kMaxElements = int64_t{1} << 48;
+
+// This host's physical memory in bytes (read once). An allocation larger than this is
+// refused up front with a ValidationError (never tried: with overcommit it might succeed and
+// be killed later, and sanitizer allocators abort on it).
+size_t host_memory_bytes();
+// ValidationError "<what>: cannot allocate <bytes> bytes: more than this host's memory ..."
+// when `bytes` exceeds host_memory_bytes().
+void check_host_memory(size_t bytes, const std::string& what);
 
 // numpy's shape text: "(5, 3)", "(4,)", "()".
 std::string shape_text(const int64_t* dims, size_t rank);
@@ -249,6 +310,9 @@ class Program {
   // "input [0]" (producer).
   std::string value_name(uint32_t v) const;
   std::string producer(uint32_t v) const;
+  // Static plans: "the largest: %3 of evoxc.scan at f.cpp:3:0, tensor<...>, N bytes", for a
+  // scratch arena that cannot be allocated.
+  std::string largest_temp() const;
   std::vector<InputRule> input_rules;
   std::vector<Check> checks;
 

@@ -1,7 +1,10 @@
-// Picks the SLEEF kernel table for this CPU once, and provides the portable scalar table.
+// Picks the SLEEF kernel table for this CPU once, and provides the portable scalar table and the scalar fallbacks.
 #include "vecmath.h"
 
+#include <cmath>
+
 #include "evoxc/core/half.h"
+#include "vecmath_scalar.h"
 
 #define EVX_VF float
 #define EVX_VD double
@@ -28,6 +31,15 @@ const Table* pick_table() {
 }
 
 }  // namespace
+
+float fmod_exact(float a, float b) { return std::fmod(a, b); }
+double fmod_exact(double a, double b) { return std::fmod(a, b); }
+// float through double: the double result is within 2^-52 relative, so rounding it to float
+// is correct but in near-ties, and float's overflow threshold comes out exactly.
+float pow_fallback(float a, float b) {
+  return scalar::narrow_to_float(std::pow(static_cast<double>(a), static_cast<double>(b)));
+}
+double pow_fallback(double a, double b) { return std::pow(a, b); }
 
 const Table& table() {
   static const Table* const chosen = pick_table();

@@ -104,6 +104,14 @@ struct Table {
   BinaryFn binary[kNumFn2][4];
 };
 
+// Scalar fallbacks for the rare lanes outside a SLEEF function's domain (vecmath_impl.h's
+// Fixup rows), compiled for the baseline ISA in vecmath.cpp so no inline standard-library
+// code is built for a wider one. fmod is exact (C semantics); pow rounds as the C library does.
+float fmod_exact(float a, float b);
+double fmod_exact(double a, double b);
+float pow_fallback(float a, float b);
+double pow_fallback(double a, double b);
+
 // The best table for this CPU, chosen on first use with __builtin_cpu_supports.
 const Table& table();
 // The per-ISA tables (nullptr where not compiled for this target), exposed so tests can

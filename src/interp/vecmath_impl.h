@@ -80,13 +80,200 @@ inline V splat(typename elem<V>::type e) {
   }
 }
 
+template <typename V>
+inline typename elem<V>::type get_lane(V v, int k) {
+  if constexpr (lanes<V> == 1) {
+    (void)k;
+    return v;
+  } else {
+    return v[k];
+  }
+}
+template <typename V>
+inline void set_lane(V& v, int k, typename elem<V>::type e) {
+  if constexpr (lanes<V> == 1) {
+    (void)k;
+    v = e;
+  } else {
+    v[k] = e;
+  }
+}
+// Whether any lane of a comparison result (bool for scalars, an integer vector else) is set:
+// the mask's 64-bit words ORed in halves inside the registers (a store and narrower reloads
+// would stall store forwarding on every vector).
+typedef long long evx_w16 __attribute__((vector_size(16)));
+typedef long long evx_w32 __attribute__((vector_size(32)));
+typedef long long evx_w64 __attribute__((vector_size(64)));
+inline bool or_words(evx_w16 v) { return (v[0] | v[1]) != 0; }
+inline bool or_words(evx_w32 v) {
+  return or_words(evx_w16(__builtin_shufflevector(v, v, 0, 1) | __builtin_shufflevector(v, v, 2, 3)));
+}
+inline bool or_words(evx_w64 v) {
+  return or_words(evx_w32(__builtin_shufflevector(v, v, 0, 1, 2, 3) | __builtin_shufflevector(v, v, 4, 5, 6, 7)));
+}
+template <typename V, typename M>
+inline bool any_lane(M m) {
+  if constexpr (lanes<V> == 1) {
+    return m;
+  } else if constexpr (sizeof(M) == 16) {
+    return or_words((evx_w16)m);
+  } else if constexpr (sizeof(M) == 32) {
+    return or_words((evx_w32)m);
+  } else {
+    return or_words((evx_w64)m);
+  }
+}
+// |x| inline (SLEEF's fabs is an out-of-line call): a select, exact for every input but NaN's
+// sign, which the callers only compare.
+template <typename V>
+inline V abs_inline(V x) {
+  using E = typename elem<V>::type;
+  return x < splat<V>(E(0)) ? -x : x;
+}
+template <typename V, typename M>
+inline bool mask_lane(M m, int k) {
+  if constexpr (lanes<V> == 1) {
+    (void)k;
+    return m;
+  } else {
+    return m[k] != 0;
+  }
+}
+// m ? a : b per lane (a vector ?: needs a vector condition; a scalar one is plain C++).
+template <typename V, typename M>
+inline V blend(M m, V a, V b) {
+  return m ? a : b;
+}
+
+// The float type's limits the domain fixes below use: SLEEF's vector functions overflow or
+// lose their range reduction at these, well inside the result's own range.
+template <typename E>
+struct Limits;
+template <>
+struct Limits<float> {
+  static constexpr float kExpArg = 88.0f;              // exp overflows at 88.72
+  static constexpr float kHuge = 0x1p63f;              // x*x overflows from 2^64
+  static constexpr float kFmodRatio = 0x1p60f;         // SLEEF fmod is exact below this |a/b|
+  static constexpr float kSplit = 4097.0f;             // Veltkamp: 2^ceil(p/2) + 1
+  static constexpr float kRsqrt2Lo = 0x1.9fcef4p-27f;  // 1/sqrt2 - float(1/sqrt2)
+  // gelu's tanh form: 2u = x (kA + kB x^2), kA = 2 sqrt(2/pi), kB = 0.044715 kA, each as
+  // hi + lo (mpmath, 300 bits).
+  static constexpr float kGeluAHi = 0x1.988454p+0f, kGeluALo = -0x1.857936p-25f;
+  static constexpr float kGeluBHi = 0x1.2444f2p-4f, kGeluBLo = 0x1.49b16ap-29f;
+};
+template <>
+struct Limits<double> {
+  static constexpr double kExpArg = 709.0;
+  static constexpr double kHuge = 0x1p511;
+  static constexpr double kFmodRatio = 0x1p500;
+  static constexpr double kSplit = 134217729.0;
+  static constexpr double kRsqrt2Lo = -0x1.bdd3413b26456p-55;
+  static constexpr double kGeluAHi = 0x1.9884533d43651p+0, kGeluALo = -0x1.cbc0d30ebfd15p-54;
+  static constexpr double kGeluBHi = 0x1.2444f2a4d8b4bp-4, kGeluBLo = -0x1.6c843a29d1c70p-61;
+};
+
+// A listed function's result fixed for the lanes outside SLEEF's domain: identity unless a
+// specialisation below says otherwise. Each checks cheaply whether any lane needs it, so the
+// common path pays one compare per vector.
+template <Fn1 F>
+struct Fixup1 {
+  template <typename V>
+  static V f(V, V r) {
+    return r;
+  }
+};
+// sinh/cosh near overflow: exp(|x|/2)^2/2 stays finite up to the result's own overflow
+// (89.42 for float, 710.48 for double) where exp(|x|) does not.
+template <typename V>
+inline V half_exp_squared(V ax) {
+  using E = typename elem<V>::type;
+  V e = v_exp(ax * splat<V>(E(0.5)));
+  return (e * splat<V>(E(0.5))) * e;
+}
+template <>
+struct Fixup1<Fn1::Sinh> {
+  template <typename V>
+  static V f(V x, V r) {
+    using E = typename elem<V>::type;
+    V ax = abs_inline(x);
+    auto big = ax > splat<V>(Limits<E>::kExpArg);
+    if (!any_lane<V>(big)) return r;
+    return blend(big, v_copysign(half_exp_squared(ax), x), r);
+  }
+};
+template <>
+struct Fixup1<Fn1::Cosh> {
+  template <typename V>
+  static V f(V x, V r) {
+    using E = typename elem<V>::type;
+    V ax = abs_inline(x);
+    auto big = ax > splat<V>(Limits<E>::kExpArg);
+    if (!any_lane<V>(big)) return r;
+    return blend(big, half_exp_squared(ax), r);
+  }
+};
+// log1p(x) = log(x) + log1p(1/x), and 1/x is far below half an ULP of log(x) up there.
+template <>
+struct Fixup1<Fn1::Log1p> {
+  template <typename V>
+  [[gnu::noinline, gnu::cold]] static V slow(V x, V r) {
+    using E = typename elem<V>::type;
+    return blend(x > splat<V>(Limits<E>::kHuge), v_log(x), r);
+  }
+  template <typename V>
+  static V f(V x, V r) {
+    using E = typename elem<V>::type;
+    if (__builtin_expect(any_lane<V>(x > splat<V>(Limits<E>::kHuge)), 0)) return slow(x, r);
+    return r;
+  }
+};
+// asinh(x) = sign(x) (log|x| + ln 2) and acosh(x) = log x + ln 2 up to 1/(4x^2), which is
+// far below half an ULP from 2^63 (float) / 2^511 (double) on.
+template <>
+struct Fixup1<Fn1::Asinh> {
+  template <typename V>
+  static V f(V x, V r) {
+    using E = typename elem<V>::type;
+    V ax = abs_inline(x);
+    auto big = ax > splat<V>(Limits<E>::kHuge);
+    if (!any_lane<V>(big)) return r;
+    V l = v_log(ax) + splat<V>(E(0.69314718055994530942));
+    return blend(big, v_copysign(l, x), r);
+  }
+};
+template <>
+struct Fixup1<Fn1::Acosh> {
+  template <typename V>
+  static V f(V x, V r) {
+    using E = typename elem<V>::type;
+    auto big = x > splat<V>(Limits<E>::kHuge);
+    if (!any_lane<V>(big)) return r;
+    return blend(big, v_log(x) + splat<V>(E(0.69314718055994530942)), r);
+  }
+};
+
+// lgamma overflows early (float from about 4e36, where the result is still 3.3e38): there
+// lgamma(x) = x (log x - 1) - log(x)/2 + log(2 pi)/2 + ..., and the terms after the first are
+// below half an ULP of it.
+template <>
+struct Fixup1<Fn1::Lgamma> {
+  template <typename V>
+  static V f(V x, V r) {
+    using E = typename elem<V>::type;
+    V inf = splat<V>(__builtin_huge_val());
+    auto odd = (r == inf) & (x > splat<V>(E(1e6))) & (x < inf);
+    if (!any_lane<V>(odd)) return r;
+    return blend(odd, x * (v_log(x) - splat<V>(E(1))), r);
+  }
+};
+
 // One struct per listed function, the form the table builders below take.
-#define EVX_SIMPLE1(Name, op, fn, af, ad) \
-  struct Name {                           \
-    template <typename V>                 \
-    static V f(V x) {                     \
-      return v_##fn(x);                   \
-    }                                     \
+#define EVX_SIMPLE1(Name, op, fn, af, ad)        \
+  struct Name {                                  \
+    template <typename V>                        \
+    static V f(V x) {                            \
+      return Fixup1<Fn1::Name>::f(x, v_##fn(x)); \
+    }                                            \
   };
 EVX_VECMATH_UNARY(EVX_SIMPLE1)
 
@@ -130,31 +317,123 @@ struct Softplus {
 };
 // 0.5 x (1 + erf(x / sqrt2)) written with erfc, which keeps the negative tail accurate;
 // the limit at -inf is -0 rather than -inf * 0.
+//
+// In the negative tail erfc(u) falls like exp(-u^2), so the rounding of u = -x/sqrt2 alone
+// would cost about 2u^2 ULP (95 ULP at x = -12 in float32). The rounding error d of u is
+// recovered exactly (Dekker's product plus the low part of 1/sqrt2) and applied to first
+// order: erfc(u + d) = erfc(u) (1 - d R(u)), R = 2 exp(-u^2) / (sqrt(pi) erfc(u)), for which
+// u + sqrt(u^2 + 4/pi) (a bound of Birnbaum/Wang, exact at 0 and as u -> inf, within 5%
+// between) is plenty: d R is below 2u^2 ULP, so 5% of it is a fraction of an ULP. For u < 0
+// erfc is in (1, 2) and insensitive; no correction.
 struct GeluErf {
   template <typename V>
   static V f(V x) {
     using E = typename elem<V>::type;
-    V r = x * splat<V>(E(0.5)) * v_erfc(x * splat<V>(E(-0.70710678118654752440)));
+    const V c = splat<V>(E(-0.70710678118654752440));
+    V u = x * c;
+    // Dekker: x * c = u + e exactly, with x and c split into halves of p/2 bits.
+    V xs = x * splat<V>(Limits<E>::kSplit);
+    V xh = xs - (xs - x), xl = x - xh;
+    V cs = c * splat<V>(Limits<E>::kSplit);
+    V ch = cs - (cs - c), cl = c - ch;
+    V e = ((xh * ch - u) + xh * cl + xl * ch) + xl * cl;
+    V d = e - x * splat<V>(Limits<E>::kRsqrt2Lo);
+    V zero = splat<V>(E(0));
+    V rr = u + v_sqrt(u * u + splat<V>(E(1.27323954473516268615)));  // 4/pi
+    // Only where it matters and is finite (|x| < 2^40 keeps the split from overflowing).
+    V dr = (u > zero) & (u < splat<V>(E(0x1p40))) ? d * rr : zero;
+    V ec = v_erfc(u);
+    V r = x * splat<V>(E(0.5)) * (ec - ec * dr);
     return x == splat<V>(-__builtin_inf()) ? splat<V>(E(-0.0)) : r;
   }
 };
 // 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3).
+//
+// For x << 0 sigmoid(2u) ~ exp(2u) turns every rounding in 2u (of size |x|^3) into |2u|
+// ULP of relative error (150 ULP at x = -9.5 in float32). So 2u is carried as hi + lo with
+// error-free products and sums, and the result corrected to first order:
+// sigmoid(v + lo) = sigmoid(v) (1 + lo (1 - sigmoid(v))).
+template <typename V>
+inline void two_prod(V a, V b, V& p, V& e) {
+  using E = typename elem<V>::type;
+  p = a * b;
+  V as = a * splat<V>(Limits<E>::kSplit), bs = b * splat<V>(Limits<E>::kSplit);
+  V ah = as - (as - a), al = a - ah, bh = bs - (bs - b), bl = b - bh;
+  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
 struct GeluTanh {
   template <typename V>
   static V f(V x) {
     using E = typename elem<V>::type;
-    V u2 = x * (splat<V>(E(2 * 0.79788456080286535588)) + splat<V>(E(2 * 0.79788456080286535588 * 0.044715)) * x * x);
-    V r = x * sigmoid(u2);
+    using L = Limits<E>;
+    V x2, e1, p, e2, v, e4;
+    two_prod(x, x, x2, e1);
+    two_prod(splat<V>(L::kGeluBHi), x2, p, e2);
+    V p_lo = e2 + splat<V>(L::kGeluBHi) * e1 + splat<V>(L::kGeluBLo) * x2;
+    V a = splat<V>(L::kGeluAHi);
+    V s = a + p;  // two-sum (p may exceed a)
+    V sb = s - a;
+    V e3 = (a - (s - sb)) + (p - sb);
+    V s_lo = e3 + splat<V>(L::kGeluALo) + p_lo;
+    two_prod(x, s, v, e4);
+    V v_lo = e4 + x * s_lo;
+    V zero = splat<V>(E(0));
+    V one = splat<V>(E(1));
+    V e = v_exp(-v_fabs(v));
+    V sig = (v >= zero ? one : e) / (one + e);
+    // Only the negative side needs it, and only while the splits cannot overflow.
+    V corr = (v < zero) & (x > splat<V>(E(-0x1p20))) ? v_lo / (one + e) : zero;
+    V r = x * (sig + sig * corr);
     return x == splat<V>(-__builtin_inf()) ? splat<V>(E(-0.0)) : r;
   }
 };
 
-#define EVX_SIMPLE2(Name, fn, acc) \
-  struct Name {                    \
-    template <typename V>          \
-    static V f(V a, V b) {         \
-      return v_##fn(a, b);         \
-    }                              \
+// The binary counterpart of Fixup1.
+template <Fn2 F>
+struct Fixup2 {
+  template <typename V>
+  static V f(V, V, V r) {
+    return r;
+  }
+};
+// SLEEF's fmod is exact while |a/b| is well inside the float range and gives NaN beyond (its
+// reciprocal or quotient overflows); those lanes, and a zero divisor, take the exact scalar
+// fmod.
+template <>
+struct Fixup2<Fn2::Fmod> {
+  template <typename V>
+  static V f(V a, V b, V r) {
+    using E = typename elem<V>::type;
+    // An infinite or NaN dividend may take the slow path too: C's fmod gives the same NaN.
+    auto slow = abs_inline(a) >= abs_inline(b) * splat<V>(Limits<E>::kFmodRatio);
+    if (!any_lane<V>(slow)) return r;
+    for (int k = 0; k < lanes<V>; ++k)
+      if (mask_lane<V>(slow, k)) set_lane(r, k, fmod_exact(get_lane(a, k), get_lane(b, k)));
+    return r;
+  }
+};
+// SLEEF's pow overflows a little below the largest finite value (pow(DBL_MAX, 1) is inf):
+// lanes that come out infinite are recomputed by the C library.
+template <>
+struct Fixup2<Fn2::Pow> {
+  template <typename V>
+  static V f(V a, V b, V r) {
+    // Every infinite result is recomputed: for infinite operands the C library gives the
+    // same IEEE answer, and the common path stays one compare.
+    auto odd = abs_inline(r) == splat<V>(__builtin_huge_val());
+    if (!any_lane<V>(odd)) return r;
+    for (int k = 0; k < lanes<V>; ++k)
+      if (mask_lane<V>(odd, k)) set_lane(r, k, pow_fallback(get_lane(a, k), get_lane(b, k)));
+    return r;
+  }
+};
+
+#define EVX_SIMPLE2(Name, fn, acc)                     \
+  struct Name {                                        \
+    template <typename V>                              \
+    static V f(V a, V b) {                             \
+      return Fixup2<Fn2::Name>::f(a, b, v_##fn(a, b)); \
+    }                                                  \
   };
 EVX_VECMATH_BINARY(EVX_SIMPLE2)
 
@@ -164,7 +443,7 @@ struct Remainder {
   static V f(V a, V b) {
     using E = typename elem<V>::type;
     V zero = splat<V>(E(0));
-    V mod = v_fmod(a, b);
+    V mod = Fmod::f(a, b);
     V r = ((mod != zero) & ((b < zero) ^ (mod < zero))) ? mod + b : mod;
     return mod == zero ? v_copysign(zero, b) : r;
   }
@@ -177,7 +456,7 @@ struct FloorDivide {
     V zero = splat<V>(E(0));
     V one = splat<V>(E(1));
     V q = a / b;
-    V mod = v_fmod(a, b);
+    V mod = Fmod::f(a, b);
     V div = (a - mod) / b;
     div = ((mod != zero) & ((b < zero) ^ (mod < zero))) ? div - one : div;
     V fl = v_floor(div);

@@ -21,11 +21,9 @@ std::vector<TensorType> infer_iota(std::span<const TensorType>, const AttrMap& a
   const Shape& s = attr_shape(attrs, "shape", "iota");
   check_shape_attr("iota", "shape", s);
   check_axes("iota", "dimension", {attr_int(attrs, "dimension", "iota")}, s.rank());
-  DType t = attr_dtype(attrs, "dtype", "iota");
-  if (!dtype_in_class(t, DTypeClass::Numeric))
-    throw TypeError(op_label("iota") + ": dtype must be numeric, got " + std::string(dtype_name(t)) +
-                    "; build an int iota and compare it instead");
-  return {TensorType(t, s)};
+  // Every dtype, bool included: a bool iota is the int count converted as `convert` does
+  // (x != 0), i.e. [false, true, true, ...], as numpy's arange(n).astype(bool).
+  return {TensorType(attr_dtype(attrs, "dtype", "iota"), s)};
 }
 
 std::vector<TensorType> infer_full(std::span<const TensorType>, const AttrMap& attrs) {
@@ -47,7 +45,8 @@ std::vector<TensorType> infer_constant(std::span<const TensorType>, const AttrMa
 // (creation ops take it as an attribute, if at all).
 void register_creation_ops(OpTable& t) {
   t.add(creation_op("iota", {{"shape", AttrKind::Shape}, {"dimension", AttrKind::Int}, {"dtype", AttrKind::DType}},
-                    infer_iota, "0, 1, 2, ... counting along `dimension` of `shape`; no operands -> numeric `dtype`"))
+                    infer_iota,
+                    "0, 1, 2, ... counting along `dimension` of `shape`, converted to `dtype` (bool: 0 is false)"))
       .sample = sample_operands(0, {{"shape", Shape{3}}, {"dimension", int64_t{0}}, {"dtype", DType::I32}});
   OpDef& full =
       t.add(creation_op("full",

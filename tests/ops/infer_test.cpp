@@ -210,7 +210,7 @@ TEST(InferStructure, Concatenate) {
 TEST(InferCreation, IotaFullConstant) {
   EXPECT_EQ(one("iota", {}, {{"shape", Shape{B, 4}}, {"dimension", int64_t{1}}, {"dtype", i32}}), tt(i32, {B, 4}));
   EXPECT_THROW(one("iota", {}, {{"shape", Shape{4}}, {"dimension", int64_t{1}}, {"dtype", i32}}), ShapeError);
-  EXPECT_THROW(one("iota", {}, {{"shape", Shape{4}}, {"dimension", int64_t{0}}, {"dtype", bool_}}), TypeError);
+  EXPECT_EQ(one("iota", {}, {{"shape", Shape{4}}, {"dimension", int64_t{0}}, {"dtype", bool_}}), tt(bool_, {4}));
   EXPECT_EQ(one("full", {}, {{"shape", Shape{2, B}}, {"value", int64_t{3}}, {"dtype", u8}}), tt(u8, {2, B}));
   EXPECT_EQ(one("full", {}, {{"shape", Shape{}}, {"value", true}, {"dtype", bool_}}), tt(bool_, {}));
   EXPECT_EQ(one("full", {}, {{"shape", Shape{3}}, {"value", 0.25}, {"dtype", f16}}), tt(f16, {3}));
