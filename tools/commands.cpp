@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -126,8 +127,11 @@ void cmd_verify(const std::string& path, std::ostream& out) {
       << g.main().entry().operations().size() << " ops in main\n";
 }
 
-void cmd_run(const RunOptions& options, std::ostream& out) {
+void cmd_run(const RunArgs& options, std::ostream& out) {
   Graph g = load_graph(options.graph);
+  // Verify before reading the input specs and paths: an unverified graph's input tree may
+  // not match @main's arguments (the same error `evoxc verify` gives).
+  verify(g);
   std::vector<std::string> paths = g.input_paths();
   std::vector<TensorSpec> specs = g.input_specs();
   std::vector<std::string> files(paths.size());
@@ -163,7 +167,13 @@ void cmd_run(const RunOptions& options, std::ostream& out) {
 
   Executable exe = build_graph(g);
   std::vector<Tensor> outputs(exe.num_outputs());
-  exe.execute(inputs, outputs);
+  // --timeout counts from here: loading and checking the inputs are not part of the run.
+  RunOptions limits;
+  if (options.timeout_s > 0)
+    limits.deadline = RunOptions::Clock::now() + std::chrono::duration_cast<RunOptions::Clock::duration>(
+                                                     std::chrono::duration<double>(options.timeout_s));
+  limits.max_loop_iterations = options.max_iterations;
+  exe.execute(inputs, outputs, limits);
 
   std::error_code ec;
   std::filesystem::create_directories(options.output_dir, ec);

@@ -1,6 +1,7 @@
 // The subcommands of the `evoxc` tool, as functions so the parsing in main stays thin.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -22,12 +23,15 @@ Graph load_graph(const std::string& path);
 void cmd_print(const std::string& path, std::ostream& out);
 void cmd_verify(const std::string& path, std::ostream& out);
 
-struct RunOptions {
+// The `run` subcommand's arguments (evoxc::RunOptions is what they become for the call).
+struct RunArgs {
   std::string graph;
   std::vector<std::string> inputs;  // "PATH=FILE.npy"
   std::string output_dir = ".";
+  double timeout_s = 0;        // --timeout: 0 = none
+  int64_t max_iterations = 0;  // --max-iterations: 0 = unlimited
 };
-void cmd_run(const RunOptions& options, std::ostream& out);
+void cmd_run(const RunArgs& args, std::ostream& out);
 
 void cmd_ops(bool markdown, std::ostream& out);
 void cmd_devices(std::ostream& out);

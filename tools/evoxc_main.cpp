@@ -1,5 +1,7 @@
 // The `evoxc` command-line tool: argument parsing and the one-line error contract.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -30,7 +32,7 @@ int main(int argc, char** argv) {
   CLI::App* verify = app.add_subcommand("verify", "Run the full verifier on a graph; prints \"ok: ...\" or the error");
   verify->add_option("FILE", graph_path, "a .evoxcgraph file (or EvoXIR text)")->required();
 
-  cli::RunOptions run_opts;
+  cli::RunArgs run_opts;
   CLI::App* run = app.add_subcommand(
       "run", "Run a graph on the interpreter with .npy inputs; writes DIR/out<i>.npy per output leaf");
   run->add_option("FILE", run_opts.graph, "a .evoxcgraph file (or EvoXIR text)")->required();
@@ -39,6 +41,27 @@ int main(int argc, char** argv) {
                   "flat index (0, 1)")
       ->allow_extra_args(false);
   run->add_option("-o,--output-dir", run_opts.output_dir, "folder for out<i>.npy (default: .)");
+  run->add_option("--timeout", run_opts.timeout_s,
+                  "stop the run after SECONDS (checked at loop iterations; loading is not counted); "
+                  "default: no limit")
+      ->type_name("SECONDS")
+      ->check([](const std::string& text) -> std::string {
+        // Also refuses nan and what would overflow the clock (CLI::PositiveNumber lets nan through).
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        bool ok = end != text.c_str() && *end == '\0' && v > 0 && v <= 1e9;
+        return ok ? "" : "must be a number of seconds in (0, 1e9], got '" + text + "'";
+      });
+  run->add_option("--max-iterations", run_opts.max_iterations,
+                  "stop the run after N loop-body iterations, all loops counted together; default: no limit")
+      ->type_name("N")
+      ->check([](const std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        long long v = std::strtoll(text.c_str(), &end, 10);
+        bool ok = end != text.c_str() && *end == '\0' && errno == 0 && v > 0;
+        return ok ? "" : "must be a positive whole number, got '" + text + "'";
+      });
 
   bool markdown = false;
   CLI::App* ops = app.add_subcommand(

@@ -1,4 +1,5 @@
 // Test helper for the CLI tests: writes graph and .npy fixtures into a folder, or compares two .npy files exactly.
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -62,6 +63,27 @@ void write_fixtures(const std::filesystem::path& dir) {
   size_t at = json.find("\"multiply\"");
   if (at == std::string::npos) throw evoxc::InternalError("make_cli_fixtures: no multiply op in " + json);
   evoxc::write_file_atomic(file("bad_verify.evoxcgraph"), json.replace(at, 10, "\"frobnicate\""));
+
+  // Run budget (issue 7): a while_loop counting i to n; with n = INT64_MAX it never ends in practice.
+  auto count = [](SymbolicTensor n) {
+    using C = std::pair<SymbolicTensor, SymbolicTensor>;
+    return evoxc::while_loop(
+               [&](const C& c) { return evoxc::less(c.first, n); },
+               [](const C& c) {
+                 return C{c.first + int64_t{1}, c.second * 0.5 + 1.0};
+               },
+               C{evoxc::fill(evoxc::Shape(), 0, evoxc::i64), evoxc::fill(evoxc::Shape(), 0.0, evoxc::f32)})
+        .first;
+  };
+  evoxc::trace(count, TensorSpec({}, evoxc::i64)).save(file("forever.evoxcgraph"));
+  evoxc::io::write_npy(file("forever_n.npy"), Tensor::scalar<int64_t>(INT64_MAX));
+  evoxc::io::write_npy(file("count_n.npy"), Tensor::scalar<int64_t>(100));
+  evoxc::io::write_npy(file("count_expected.npy"), Tensor::scalar<int64_t>(100));
+  // An input tree with more leaves than @main has arguments (`run` read specs past the end).
+  std::string affine_json = g1.to_json();
+  size_t tree_at = affine_json.find("\"(*,)\"");
+  if (tree_at == std::string::npos) throw evoxc::InternalError("make_cli_fixtures: no input tree in " + affine_json);
+  evoxc::write_file_atomic(file("too_many_leaves.evoxcgraph"), affine_json.replace(tree_at, 6, "\"(*, *)\""));
 }
 
 }  // namespace

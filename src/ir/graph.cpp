@@ -22,8 +22,15 @@ size_t Graph::num_inputs() const { return main().entry().num_arguments(); }
 size_t Graph::num_outputs() const { return main().result_types().size(); }
 
 std::vector<TensorSpec> Graph::input_specs() const {
+  // One spec per input leaf, which callers index by input_paths(): an unverified graph whose
+  // tree disagrees with @main gets verify's error rather than specs that do not line up.
+  const Block& entry = main().entry();
+  if (size_t leaves = inputs_.num_leaves(); leaves != entry.num_arguments())
+    throw VerifyError("verify: @main has " + std::to_string(entry.num_arguments()) +
+                      " arguments, but the input structure " + inputs_.structure_string() + " has " +
+                      std::to_string(leaves) + " leaves");
   std::vector<TensorSpec> out;
-  for (const auto& a : main().entry().arguments()) out.emplace_back(a->shape(), a->dtype());
+  for (const auto& a : entry.arguments()) out.emplace_back(a->shape(), a->dtype());
   return out;
 }
 std::vector<TensorSpec> Graph::output_specs() const {

@@ -44,7 +44,8 @@ Executable build_dynamic(const TraceFunction& fn, const std::vector<TraceArg>& a
   return build_graph(trace_dynamic(fn, args), options);
 }
 
-Tree<Tensor> evaluate_dynamic(const TraceFunction& fn, const std::vector<EvalArg>& args, const BuildOptions& options) {
+Tree<Tensor> evaluate_dynamic(const TraceFunction& fn, const std::vector<EvalArg>& args, const BuildOptions& options,
+                              const RunOptions& run_options) {
   std::vector<TraceArg> specs;
   std::vector<Tree<Tensor>> inputs;
   specs.reserve(args.size());
@@ -53,7 +54,7 @@ Tree<Tensor> evaluate_dynamic(const TraceFunction& fn, const std::vector<EvalArg
     specs.push_back(spec_tree(a));
     inputs.push_back(tensor_tree(a));
   }
-  return build_dynamic(fn, specs, options).run(Tree<Tensor>::tuple(std::move(inputs)));
+  return build_dynamic(fn, specs, options).run(Tree<Tensor>::tuple(std::move(inputs)), run_options);
 }
 
 }  // namespace evoxc

@@ -116,7 +116,7 @@ size_t Executable::num_inputs() const { return state().num_inputs; }
 size_t Executable::num_outputs() const { return state().num_outputs; }
 const ExecutableImpl& Executable::implementation() const { return *state().impl; }
 
-void Executable::execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const {
+void Executable::execute(std::span<const Tensor> inputs, std::span<Tensor> outputs, const RunOptions& options) const {
   const State& m = state();
   if (inputs.size() != m.num_inputs)
     throw ValidationError("execute: expected " + std::to_string(m.num_inputs) + " inputs, got " +
@@ -128,7 +128,19 @@ void Executable::execute(std::span<const Tensor> inputs, std::span<Tensor> outpu
     if (inputs[i].defined() && inputs[i].device() != m.device)
       throw DeviceError("input " + m.graph.input_paths()[i] + " is on " + inputs[i].device().to_string() +
                         " but the executable runs on " + m.device.to_string() + "; move it with .to(device)");
-  m.impl->execute(inputs, outputs);
+  if (options.max_loop_iterations < 0)
+    throw ValidationError("RunOptions::max_loop_iterations = " + std::to_string(options.max_loop_iterations) +
+                          " is negative; use 0 for unlimited or a positive count");
+  if (options.unlimited()) {
+    m.impl->execute(inputs, outputs);
+  } else {
+    if (!m.impl->supports_run_options())
+      throw BackendError(m.backend +
+                         ": this backend cannot stop a running program, so it cannot honour RunOptions "
+                         "(deadline, max_loop_iterations, cancel); run it without them, or on the "
+                         "'interp' backend");
+    m.impl->execute_with(inputs, outputs, options);
+  }
 }
 
 namespace {
@@ -145,7 +157,7 @@ bool same_structure(const TreeDef& def, const Tree<Tensor>& t) {
 
 }  // namespace
 
-Tree<Tensor> Executable::run(const Tree<Tensor>& inputs) const {
+Tree<Tensor> Executable::run(const Tree<Tensor>& inputs, const RunOptions& options) const {
   const State& m = state();
   if (!same_structure(m.graph.input_tree(), inputs) && !(m.tensor_inputs && same_structure(*m.tensor_inputs, inputs))) {
     const TreeDef& want = m.tensor_inputs ? *m.tensor_inputs : m.graph.input_tree();
@@ -156,11 +168,13 @@ Tree<Tensor> Executable::run(const Tree<Tensor>& inputs) const {
   }
   std::vector<Tensor> flat = inputs.flatten();
   std::vector<Tensor> outs(m.num_outputs);
-  execute(flat, outs);
+  execute(flat, outs, options);
   return m.graph.output_tree().unflatten(outs);
 }
 
-Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs) { return exe.run(inputs); }
+Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs, const RunOptions& options) {
+  return exe.run(inputs, options);
+}
 
 // ---- the shared steps of every backend ----
 

@@ -29,6 +29,7 @@ EVOXC_DEFINE_ERROR(TypeError)         // dtype inference rejects the operands
 EVOXC_DEFINE_ERROR(ValidationError)   // run-boundary inputs do not match the executable
 EVOXC_DEFINE_ERROR(ParseError)        // EvoXIR text does not parse
 EVOXC_DEFINE_ERROR(VerifyError)       // a graph breaks an IR invariant
+EVOXC_DEFINE_ERROR(RunLimitError)     // a run hit a limit of its RunOptions (deadline, loop iterations, cancel)
 EVOXC_DEFINE_ERROR(InternalError)     // an evoxc bug: please report it
 
 #undef EVOXC_DEFINE_ERROR

@@ -2,6 +2,9 @@
 // the Backend interface and the registry backends add themselves to.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -49,6 +52,49 @@ struct CompileOptions {
   std::vector<std::string> flags;
   // The resolved level and where it came from ("flag", "option", "env", "default").
   std::pair<OptLevel, std::string> resolve_opt_level() const;
+};
+
+// A stop signal for runs, which any thread may trip: every call running with it (RunOptions::
+// cancel) stops with a RunLimitError at its next loop iteration, and every call started with it
+// stops at once, until reset(). One token may serve many calls, concurrent ones included.
+// Share it through a std::shared_ptr (RunOptions holds one), so it outlives every call using it.
+class CancellationToken {
+ public:
+  // Trips the token; idempotent, safe from any thread (a signal handler included: lock-free).
+  void cancel() noexcept { flag_.store(true, std::memory_order_relaxed); }
+  // Re-arms the token for later calls. A call still running may or may not have seen the trip.
+  void reset() noexcept { flag_.store(false, std::memory_order_relaxed); }
+  bool cancelled() const noexcept { return flag_.load(std::memory_order_relaxed); }
+  // The flag a backend polls.
+  const std::atomic<bool>& flag() const noexcept { return flag_; }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+// Limits on one call of Executable::run/execute (and run_with, evaluate_with). The default is
+// unlimited and costs nothing. A limit hit is a RunLimitError naming the limit, the loop op
+// and its source location; what the call allocated is freed and the executable stays usable.
+// Limits are checked at the start of the call and before each iteration of every loop
+// (while_loop, scan, fori_loop) at any depth: loop-free work is never interrupted midway.
+struct RunOptions {
+  using Clock = std::chrono::steady_clock;
+  // The call stops once Clock passes this (interp: sampled every iteration while iterations
+  // are slow, at most every 1024 fast ones, so it is overshot by about one iteration or 20 us).
+  std::optional<Clock::time_point> deadline;
+  // Body iterations of all loops of one call, counted together (a nested loop's iterations
+  // count too); the iteration that would exceed it does not run. 0: unlimited.
+  int64_t max_loop_iterations = 0;
+  // Stops the call when tripped (see CancellationToken). nullptr: not cancellable.
+  std::shared_ptr<const CancellationToken> cancel;
+
+  // deadline = now + timeout.
+  static RunOptions with_timeout(Clock::duration timeout) {
+    RunOptions o;
+    o.deadline = Clock::now() + timeout;
+    return o;
+  }
+  bool unlimited() const { return !deadline && max_loop_iterations <= 0 && !cancel; }
 };
 
 // What a backend can do. lower() checks every op of a graph, at every region depth,
@@ -152,6 +198,15 @@ class ExecutableImpl {
   // device; `outputs` one slot per output leaf. A defined output of the right shape and dtype
   // is written in place, an undefined one allocated. Must be safe to call concurrently.
   virtual void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const = 0;
+  // Whether execute_with honours RunOptions. Executable raises a BackendError for limited
+  // options on a backend that cannot stop a running program, rather than ignore them.
+  virtual bool supports_run_options() const { return false; }
+  // execute under `options` (called only with limited options when supports_run_options()).
+  // The default ignores them: it is reached only with unlimited options.
+  virtual void execute_with(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                            const RunOptions& /*options*/) const {
+    execute(inputs, outputs);
+  }
 };
 
 // A device-bound, callable program. Cheap to copy (shared). run/execute are safe to
@@ -170,13 +225,15 @@ class Executable {
   const ExecutableImpl& implementation() const;
 
   // Tree in, tree out. `inputs` must match the graph's input tree, with the positions of
-  // static arguments either present as None or left out entirely.
-  Tree<Tensor> run(const Tree<Tensor>& inputs) const;
+  // static arguments either present as None or left out entirely. `options` limits the call
+  // (RunLimitError when one is hit; BackendError when the backend cannot enforce them).
+  Tree<Tensor> run(const Tree<Tensor>& inputs, const RunOptions& options = {}) const;
 
   // The native entry: flat inputs (graph order) and caller-provided outputs. A defined
   // output of the right shape and dtype is written in place; for static shapes this
-  // allocates nothing on the hot path. Undefined outputs are allocated.
-  void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const;
+  // allocates nothing on the hot path. Undefined outputs are allocated. After a
+  // RunLimitError the outputs' contents are unspecified.
+  void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs, const RunOptions& options = {}) const;
 
  private:
   struct State;
@@ -287,9 +344,9 @@ inline constexpr bool is_tensor_arg_v = !trace_detail::is_static_v<T>;
 }  // namespace pipeline_detail
 
 // Runs an executable on its whole input tree (a tuple with one entry per argument of the
-// traced function; static positions None or left out): exe.run(inputs). The type-erased
-// entry bindings use.
-Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs);
+// traced function; static positions None or left out): exe.run(inputs, options). The
+// type-erased entry bindings use.
+Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs, const RunOptions& options = {});
 
 // Runs an executable. Each argument is a Tensor, a Tree<Tensor>, a std::vector<Tensor>
 // or a std::map<std::string, Tensor> — one per tensor argument of the traced function.
@@ -297,7 +354,16 @@ Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs);
 // input tree; wrap it as Tree<Tensor>::tuple({t}) to pass it as the first argument.)
 template <typename... Args>
 Tree<Tensor> run(const Executable& exe, const Args&... inputs) {
+  static_assert((!std::is_same_v<Args, RunOptions> && ...),
+                "pass RunOptions first, to run_with(options, exe, inputs...)");
   return exe.run(Tree<Tensor>::tuple({pipeline_detail::to_input_tree(inputs)...}));
+}
+
+// run under RunOptions (a deadline, a loop-iteration cap, a CancellationToken):
+// exe.run(tuple(inputs...), options), the arguments as run() takes them.
+template <typename... Args>
+Tree<Tensor> run_with(const RunOptions& options, const Executable& exe, const Args&... inputs) {
+  return exe.run(Tree<Tensor>::tuple({pipeline_detail::to_input_tree(inputs)...}), options);
 }
 
 // build = trace → lower → compile → load, with no other semantics.
@@ -330,13 +396,14 @@ using EvalArg = Tree<EvalLeaf>;
 
 // evaluate_dynamic = specs from the tensors (each Tensor leaf becomes a TensorSpec of its
 // concrete shape and dtype; statics pass through) → build_dynamic → run on the tensors
-// (a tuple with one entry per argument, statics as None).
+// (a tuple with one entry per argument, statics as None) under `run_options`.
 Tree<Tensor> evaluate_dynamic(const TraceFunction& fn, const std::vector<EvalArg>& args,
-                              const BuildOptions& options = {});
+                              const BuildOptions& options = {}, const RunOptions& run_options = {});
 
-// evaluate = derive specs from the tensors (static arguments pass through) → build → run.
+// evaluate_with = derive specs from the tensors (static arguments pass through) → build →
+// run under `options`.
 template <typename F, typename... Args>
-Tree<Tensor> evaluate(F&& fn, const Args&... args) {
+Tree<Tensor> evaluate_with(const RunOptions& options, F&& fn, const Args&... args) {
   Executable exe = build(std::forward<F>(fn), pipeline_detail::spec_of(args)...);
   std::vector<Tree<Tensor>> tensor_args;
   (
@@ -345,7 +412,15 @@ Tree<Tensor> evaluate(F&& fn, const Args&... args) {
           tensor_args.push_back(pipeline_detail::to_input_tree(args));
       }(),
       ...);
-  return exe.run(Tree<Tensor>::tuple(std::move(tensor_args)));
+  return exe.run(Tree<Tensor>::tuple(std::move(tensor_args)), options);
+}
+
+// evaluate = evaluate_with(RunOptions{}, fn, args...): derive specs → build → run, unlimited.
+template <typename F, typename... Args>
+Tree<Tensor> evaluate(F&& fn, const Args&... args) {
+  static_assert((!std::is_same_v<Args, RunOptions> && ...),
+                "pass RunOptions first, to evaluate_with(options, fn, args...)");
+  return evaluate_with(RunOptions{}, std::forward<F>(fn), args...);
 }
 
 }  // namespace evoxc

@@ -16,6 +16,16 @@ class InterpExecutable final : public ExecutableImpl {
   void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const override {
     interp::execute(*program_, inputs, outputs);
   }
+  bool supports_run_options() const override { return true; }
+  void execute_with(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                    const RunOptions& options) const override {
+    interp::RunLimits limits;
+    limits.deadline = options.deadline;
+    limits.max_loop_iterations = options.max_loop_iterations;
+    // The token outlives the call: `options` holds a reference to it until we return.
+    limits.cancelled = options.cancel ? &options.cancel->flag() : nullptr;
+    interp::execute(*program_, inputs, outputs, limits);
+  }
 
  private:
   std::shared_ptr<const interp::Program> program_;
