@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PRESET ?= default
 
-.PHONY: all build deps venv bench-venv run test test-sanitize bench format clean
+.PHONY: all build deps venv bench-venv run test test-sanitize test-tsan fuzz bench format clean
 
 all: build
 
@@ -39,11 +39,42 @@ run: build bench-venv
 test: build
 	ctest --preset $(PRESET)
 
-# The C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer; any finding fails.
+# The C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang-22), with a short run of
+# every fuzzer (EVOXC_FUZZ_SECONDS each); any finding fails.
 test-sanitize: deps
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan
 	ctest --preset asan
+
+# The concurrency tests under ThreadSanitizer: only these test programs are built with TSan.
+# OpenBLAS's own threads are not instrumented, so they run single-threaded: a precaution against
+# false reports (none were seen without it on these tests).
+TSAN_TESTS := pipeline_concurrency_stress_test $(if $(wildcard tests/pipeline/run_budget_test.cpp),pipeline_run_budget_test)
+test-tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan --target $(TSAN_TESTS)
+	@set -e; for t in $(TSAN_TESTS); do \
+	  echo "== $$t (ThreadSanitizer)"; \
+	  OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 $$TSAN_OPTIONS" \
+	    ./build-tsan/tests/$$t --gtest_brief=1; \
+	done
+
+# Every fuzzer (fuzz/) for FUZZ_SECONDS each under ASan+UBSan, one after another; the corpus
+# grows in build-asan/fuzz/corpus/<target>. A crash is a finding: its reproducer goes into
+# tests/data/fuzz/<target>/regressions/.
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := ir_text graph_json artifact npy dim_expr graph_gen
+fuzz: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+	  UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+	  cmake -DFUZZER=build-asan/fuzz/fuzz_$$t -DLIBFUZZER=ON -DMODE=fuzz -DSECONDS=$(FUZZ_SECONDS) \
+	    -DSEEDS=tests/data/fuzz/$$t/seeds -DREGRESSIONS=tests/data/fuzz/$$t/regressions \
+	    -DCORPUS=build-asan/fuzz/corpus/$$t -P fuzz/run_fuzzer.cmake; \
+	done
 
 # The full benchmark set, side by side with numpy, PyTorch and JAX.
 bench: build bench-venv
@@ -53,4 +84,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
