@@ -192,7 +192,8 @@ R switch_(LocatedTensor index, std::initializer_list<std::type_identity_t<std::f
 
 // lax.while_loop: carry = init; while cond_fn(carry): carry = body_fn(carry). cond_fn
 // returns a rank-0 bool; body_fn returns the carry's structure and types. There is no
-// iteration limit: a loop whose predicate stays true runs forever, like any program.
+// iteration limit by default: a loop whose predicate stays true runs forever, unless the run
+// is given RunOptions (deadline, max_loop_iterations, CancellationToken), which stop it with RunLimitError.
 template <typename CF, typename BF, typename T>
 T while_loop(CF&& cond_fn, BF&& body_fn, const T& init, std::source_location loc = std::source_location::current()) {
   std::vector<SymbolicTensor> flat = control_detail::leaves_of(init);
