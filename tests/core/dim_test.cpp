@@ -7,6 +7,7 @@
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/limits.h"
+#include "expect_error.h"
 
 namespace evoxc {
 namespace {
@@ -75,21 +76,9 @@ TEST(DimExpr, OverflowIsAShapeError) {
   EXPECT_THROW(DimExpr(INT64_MAX / 2) * DimExpr(3), ShapeError);
 }
 
-template <typename E, typename F>
-void expect_error(F&& f, const std::string& substring) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
-std::string repeat(const std::string& s, int n) {
-  std::string out;
-  for (int i = 0; i < n; ++i) out += s;
-  return out;
-}
+using test::repeat;
 
 TEST(DimExpr, FoldsFloordivAndModChains) {
   DimExpr b = Dim("B");

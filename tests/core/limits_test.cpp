@@ -13,19 +13,12 @@
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
 #include "evoxc/core/tree.h"
+#include "expect_error.h"
 
 namespace evoxc {
 namespace {
 
-template <typename E, typename F>
-void expect_error(F&& f, const std::string& substring) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("evoxc_limits_" + std::to_string(::getpid()) + "_" + name))

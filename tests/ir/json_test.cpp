@@ -9,6 +9,7 @@
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/limits.h"
+#include "expect_error.h"
 #include "ir/graph_util.h"
 
 namespace evoxc {
@@ -225,21 +226,9 @@ std::string nested_regions_doc(int levels) {
   return doc.dump();
 }
 
-template <typename E, typename F>
-void expect_error(F&& f, const std::string& substring) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
-std::string repeat(const std::string& s, int n) {
-  std::string out;
-  for (int i = 0; i < n; ++i) out += s;
-  return out;
-}
+using test::repeat;
 
 // The mlp document with the JSON text `raw` spliced in as the value of statics "[0]".
 std::string mlp_with_raw_static(const std::string& raw) {

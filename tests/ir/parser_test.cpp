@@ -7,6 +7,7 @@
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/limits.h"
+#include "expect_error.h"
 #include "ir/graph_util.h"
 
 namespace evoxc {
@@ -221,21 +222,9 @@ TEST(Parser, DeepNestingIsAnErrorNotACrash) {
   EXPECT_THROW(Graph::parse(text), ParseError);
 }
 
-template <typename E, typename F>
-void expect_error(F&& f, const std::string& substring) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
-  }
-}
+using test::expect_error;
 
-std::string repeat(const std::string& s, int n) {
-  std::string out;
-  for (int i = 0; i < n; ++i) out += s;
-  return out;
-}
+using test::repeat;
 
 // A module whose @main nests `levels` region ops (test op "r"), closed properly.
 std::string nested_regions_text(int levels) {
