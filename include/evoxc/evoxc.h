@@ -23,3 +23,4 @@
 #include "evoxc/trace/numpy.h"
 #include "evoxc/trace/ops.h"
 #include "evoxc/trace/trace.h"
+#include "evoxc/transforms/transforms.h"

@@ -1,0 +1,43 @@
+// Private to the transforms layer: what the drivers and public entries share.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "evoxc/transforms/transforms.h"
+
+namespace evoxc::transforms {
+
+// The axis (or none) of every leaf of `tree` given a prefix tree of axes; TransformError
+// naming `what` and the path where the structures differ.
+std::vector<std::optional<int64_t>> broadcast_axes(const AxisTree& axes, const TreeDef& tree, const char* what);
+
+// The transformed graph with the original's static values, through CSE and DCE, verified
+// (a rule that emitted a malformed graph is an InternalError here, not at run time).
+Graph finish_transform(const Graph& g, const AttrMap& statics);
+
+Graph vectorize_impl(const Graph& graph, const AxisTree& in_axes, const AxisTree& out_axes,
+                std::optional<DimExpr> axis_size);
+
+// The jvp graph before CSE/DCE: inputs (primals, tangents), outputs (outputs, tangents).
+// vjp transposes it, so it must keep the exact op structure the rules emitted.
+// With `tangent_mask`, only the float inputs it marks get a tangent input.
+Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask = nullptr);
+
+}  // namespace evoxc::transforms
+
+namespace evoxc::transforms {
+// `tree` with the leaves where keep[i] is false replaced by None (leaf order).
+TreeDef mask_tree(const TreeDef& tree, const std::vector<bool>& keep);
+// Whether each spec is of a float dtype (carries a tangent).
+std::vector<bool> float_leaves(const std::vector<TensorSpec>& specs);
+}  // namespace evoxc::transforms
+
+namespace evoxc::transforms {
+// The vjp of `graph` with cotangent inputs only for the outputs `seeded` marks (float ones):
+// inputs (primals, cotangents), outputs the input cotangents of every float input (zeros
+// where nothing flows), in leaf order, as a flat tuple.
+Graph vjp_seeded(const Graph& graph, const std::vector<bool>& seeded);
+// Inlines `g`'s main into the current trace with `args` for its inputs; returns its outputs.
+std::vector<SymbolicTensor> inline_graph(const Graph& g, const std::vector<SymbolicTensor>& args);
+}  // namespace evoxc::transforms

@@ -1,0 +1,45 @@
+// Private to the transforms layer: the family installers that fill the rule tables, and shared emission helpers.
+#pragma once
+
+#include "evoxc/transforms/rules.h"
+
+namespace evoxc::transforms {
+
+// One per family file (src/transforms/rules_<family>.cpp). Each fills the batching, jvp and
+// transpose rules (or deferrals with their reason) of its ops.
+void install_elementwise_rules(RuleTables& t);
+void install_reduce_rules(RuleTables& t);
+void install_structure_rules(RuleTables& t);
+void install_indexing_rules(RuleTables& t);
+void install_linalg_rules(RuleTables& t);
+void install_control_rules(RuleTables& t);
+
+// The op `name` emitted over `operands` with `attrs` in the current trace (no promotion, no
+// defaults: the op exactly as given).
+std::vector<SymbolicTensor> emit_op(const OpDef& def, std::span<const SymbolicTensor> operands, AttrMap attrs = {});
+SymbolicTensor emit_op1(const OpDef& def, std::span<const SymbolicTensor> operands, AttrMap attrs = {});
+inline SymbolicTensor emit_op1(const OpDef& def, std::initializer_list<SymbolicTensor> operands, AttrMap attrs = {}) {
+  return emit_op1(def, std::span<const SymbolicTensor>(operands.begin(), operands.size()), std::move(attrs));
+}
+
+// The OpDef named `name` (a literal), looked up once per call site.
+#define EVOXC_TOP(name)                                                \
+  ([]() -> const ::evoxc::OpDef& {                                     \
+    static const ::evoxc::OpDef& evoxc_op_def = ::evoxc::get_op(name); \
+    return evoxc_op_def;                                               \
+  }())
+
+// A scalar of `v` in dtype `t` (rank 0, shared per block).
+SymbolicTensor scalar_like(double v, DType t);
+// The sum of `x` over `axes` (sorted, non-negative), keeping x's dtype.
+SymbolicTensor reduce_sum_keep(const SymbolicTensor& x, const std::vector<int64_t>& axes, bool keepdims = false);
+// a + b where either may be undefined (a symbolic zero): the sum of the defined ones.
+SymbolicTensor add_tangents(const SymbolicTensor& a, const SymbolicTensor& b);
+// x with its axes permuted so that axis `from` comes to position `to` (numpy.moveaxis).
+SymbolicTensor moveaxis(const SymbolicTensor& x, int64_t from, int64_t to);
+// The ints of an IntList attribute / an int attribute of `op`.
+std::vector<int64_t> attr_ints(const Operation& op, const char* name);
+int64_t attr_int(const Operation& op, const char* name);
+bool attr_flag(const Operation& op, const char* name, bool fallback = false);
+
+}  // namespace evoxc::transforms

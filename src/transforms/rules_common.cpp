@@ -1,0 +1,146 @@
+// The rule tables (built once from the family installers) and the helpers every rule shares.
+#include <numeric>
+
+#include "transforms/families.h"
+
+namespace evoxc::transforms {
+
+namespace {
+
+struct Tables {
+  BatchTable batch{"vmap"};
+  JvpTable jvp{"jvp"};
+  TransposeTable transpose{"transpose"};
+  LinearityTable linearity{"linearity"};
+  Tables() {
+    RuleTables t{batch, jvp, transpose, linearity};
+    install_elementwise_rules(t);
+    install_reduce_rules(t);
+    install_structure_rules(t);
+    install_indexing_rules(t);
+    install_linalg_rules(t);
+    install_control_rules(t);
+  }
+};
+
+const Tables& tables() {
+  static const Tables t;
+  return t;
+}
+
+}  // namespace
+
+const BatchTable& batch_rules() { return tables().batch; }
+const JvpTable& jvp_rules() { return tables().jvp; }
+const TransposeTable& transpose_rules() { return tables().transpose; }
+const LinearityTable& linearity_rules() { return tables().linearity; }
+
+std::vector<SymbolicTensor> emit_op(const OpDef& def, std::span<const SymbolicTensor> operands, AttrMap attrs) {
+  TraceContext& ctx = TraceContext::current();
+  return ctx.emit(def, operands, std::move(attrs), std::source_location::current());
+}
+
+SymbolicTensor emit_op1(const OpDef& def, std::span<const SymbolicTensor> operands, AttrMap attrs) {
+  TraceContext& ctx = TraceContext::current();
+  return ctx.emit1(def, operands, std::move(attrs), std::source_location::current());
+}
+
+std::vector<SymbolicTensor> emit_like(const Operation& op, std::span<const SymbolicTensor> operands,
+                                      const AttrMap& attrs) {
+  if (!op.regions().empty())
+    throw InternalError("transforms::emit_like: evoxc." + op.name() + " has regions; its rule builds them");
+  return emit_op(op_def(op), operands, attrs);
+}
+
+SymbolicTensor zeros(const TensorType& t) {
+  TraceContext& ctx = TraceContext::current();
+  SymbolicTensor z = ctx.scalar(Attribute(0.0), t.dtype, std::source_location::current());
+  if (t.rank() == 0) return z;
+  return broadcast_in_dim(z, t.shape, {});
+}
+
+SymbolicTensor scalar_like(double v, DType t) {
+  return TraceContext::current().scalar(Attribute(v), t, std::source_location::current());
+}
+
+bool has_tangent(DType t) { return is_float(t); }
+
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    throw TransformError(std::string(what) + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                         std::to_string(rank));
+  return a;
+}
+
+SymbolicTensor reduce_sum_keep(const SymbolicTensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  if (axes.empty()) return x;
+  return emit_op1(EVOXC_TOP("reduce_sum"), {x}, {{"axes", axes}, {"keepdims", keepdims}});
+}
+
+SymbolicTensor unbroadcast(const SymbolicTensor& ct, const TensorType& target) {
+  const Shape& s = ct.shape();
+  size_t lead = s.rank() - target.rank();
+  std::vector<int64_t> gone, kept_unit;
+  for (size_t i = 0; i < lead; ++i) gone.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < target.rank(); ++i) {
+    const DimExpr& t = target.shape[i];
+    if (t.is_const() && t.value() == 1 && !(s[lead + i].is_const() && s[lead + i].value() == 1))
+      kept_unit.push_back(static_cast<int64_t>(lead + i));
+  }
+  if (gone.empty() && kept_unit.empty()) return ct;
+  std::vector<int64_t> all = gone;
+  all.insert(all.end(), kept_unit.begin(), kept_unit.end());
+  SymbolicTensor r = reduce_sum_keep(ct, all, /*keepdims=*/true);
+  if (r.shape() != target.shape) r = reshape(r, target.shape);
+  return r;
+}
+
+SymbolicTensor add_tangents(const SymbolicTensor& a, const SymbolicTensor& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return emit_op1(EVOXC_TOP("add"), {a, b});
+}
+
+SymbolicTensor moveaxis(const SymbolicTensor& x, int64_t from, int64_t to) {
+  auto r = static_cast<int64_t>(x.rank());
+  from = normalize_axis(from, r, "moveaxis");
+  to = normalize_axis(to, r, "moveaxis");
+  if (from == to) return x;
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < r; ++i)
+    if (i != from) perm.push_back(i);
+  perm.insert(perm.begin() + to, from);
+  return emit_op1(EVOXC_TOP("transpose"), {x}, {{"permutation", perm}});
+}
+
+std::vector<int64_t> attr_ints(const Operation& op, const char* name) {
+  return evoxc::attr_ints(op.attributes(), name, op.name());
+}
+int64_t attr_int(const Operation& op, const char* name) { return evoxc::attr_int(op.attributes(), name, op.name()); }
+bool attr_flag(const Operation& op, const char* name, bool fallback) {
+  if (!op.attributes().count(name)) return fallback;
+  return evoxc::attr_bool(op.attributes(), name, op.name());
+}
+
+SymbolicTensor BatchContext::materialize(const BatchArg& a) const {
+  if (a.batched) return a.v;
+  std::vector<DimExpr> dims{size()};
+  dims.insert(dims.end(), a.v.shape().begin(), a.v.shape().end());
+  std::vector<int64_t> bd(a.v.rank());
+  std::iota(bd.begin(), bd.end(), 1);
+  return broadcast_in_dim(a.v, Shape(std::move(dims)), std::move(bd));
+}
+
+SymbolicTensor BatchContext::align_rank(const BatchArg& a, size_t rank) const {
+  if (!a.batched || a.v.rank() >= rank + 1) return a.v;
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < rank + 1 - a.v.rank(); ++i) axes.push_back(static_cast<int64_t>(i + 1));
+  return emit_op1(EVOXC_TOP("expand_dims"), {a.v}, {{"axes", axes}});
+}
+
+SymbolicTensor JvpContext::instantiate(const SymbolicTensor& tangent, const TensorType& type) {
+  return tangent.defined() ? tangent : zeros(type);
+}
+
+}  // namespace evoxc::transforms
