@@ -17,9 +17,10 @@ class Jvper final : public JvpContext {
 
   void bind(const Value* old, const SymbolicTensor& p, const SymbolicTensor& t) {
     primal_[old] = p;
-    if (t.defined())
+    if (t.defined()) {
       tangent_[old] = t;
-    else
+      tangent_values_.insert(t.value());
+    } else
       tangent_.erase(old);
   }
   SymbolicTensor primal_of(const Value* v) const override {
@@ -27,6 +28,7 @@ class Jvper final : public JvpContext {
     if (it == primal_.end()) throw InternalError("jvp: a value is used before it is defined");
     return it->second;
   }
+  bool is_tangent(const Value* v) const override { return tangent_values_.count(v) != 0; }
   SymbolicTensor tangent_of(const Value* v) const override {
     auto it = tangent_.find(v);
     return it == tangent_.end() ? SymbolicTensor() : it->second;
@@ -101,6 +103,10 @@ class Jvper final : public JvpContext {
     }
   }
 
+  std::vector<SymbolicTensor> primal(const Operation& op, std::span<const SymbolicTensor> ps) override {
+    return clone_primal(op, ps);
+  }
+
   std::vector<SymbolicTensor> clone_primal(const Operation& op, std::span<const SymbolicTensor> ps) {
     if (op.regions().empty()) return emit_like(op, ps);
     ValueMap m;
@@ -116,6 +122,7 @@ class Jvper final : public JvpContext {
   TraceContext& ctx_;
   std::unordered_map<const Value*, SymbolicTensor> primal_;
   std::unordered_map<const Value*, SymbolicTensor> tangent_;
+  std::unordered_set<const Value*> tangent_values_;
 };
 
 }  // namespace

@@ -19,6 +19,7 @@ struct Tables {
     install_structure_rules(t);
     install_indexing_rules(t);
     install_linalg_rules(t);
+    install_decomposition_rules(t);
     install_control_rules(t);
   }
 };
@@ -53,10 +54,10 @@ std::vector<SymbolicTensor> emit_like(const Operation& op, std::span<const Symbo
 }
 
 SymbolicTensor zeros(const TensorType& t) {
-  TraceContext& ctx = TraceContext::current();
-  SymbolicTensor z = ctx.scalar(Attribute(0.0), t.dtype, std::source_location::current());
-  if (t.rank() == 0) return z;
-  return broadcast_in_dim(z, t.shape, {});
+  // A fresh op, not the trace's shared scalar: a zero tangent must not be the same value as a
+  // constant the primal computation uses (the control-flow split tells them apart by value).
+  Attribute zero = is_float(t.dtype) ? Attribute(0.0) : is_bool(t.dtype) ? Attribute(false) : Attribute(int64_t{0});
+  return emit_op1(EVOXC_TOP("full"), {}, {{"dtype", t.dtype}, {"shape", t.shape}, {"value", zero}});
 }
 
 SymbolicTensor scalar_like(double v, DType t) {

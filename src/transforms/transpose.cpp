@@ -61,7 +61,8 @@ class Transposer final : public TransposeContext {
       for (size_t i = 0; i < outs.size(); ++i) fwd_[op->result(i)] = outs[i];
     }
     std::unordered_map<const Value*, SymbolicTensor> ct;
-    auto accumulate = [&](const Value* v, const SymbolicTensor& c) {
+    std::function<void(const Value*, const SymbolicTensor&)> accumulate = [&](const Value* v,
+                                                                              const SymbolicTensor& c) {
       if (!c.defined()) return;
       if (c.type() != v->type())
         throw InternalError("transpose: a cotangent of type " + c.type().to_string() + " for a value of type " +
@@ -69,6 +70,9 @@ class Transposer final : public TransposeContext {
       auto& slot = local.count(v) ? ct[v] : captured_cts[v];
       slot = add_tangents(slot, c);
     };
+    // Control-flow rules add cotangents for values their regions capture through add_cotangent.
+    auto* outer_acc = acc_;
+    acc_ = &accumulate;
     const Operation* term = block.terminator();
     for (size_t j = 0; j < term->num_operands(); ++j)
       if (is_linear(term->operand(j))) accumulate(term->operand(j), cts[j]);
@@ -101,6 +105,7 @@ class Transposer final : public TransposeContext {
       for (size_t i = 0; i < op.num_operands(); ++i)
         if (lin_flags[i]) accumulate(op.operand(i), in_cts[i]);
     }
+    acc_ = outer_acc;
     std::vector<SymbolicTensor> out;
     for (size_t i = 0; i < block.num_arguments(); ++i) {
       auto f = ct.find(block.argument(i));
@@ -117,7 +122,7 @@ class Transposer final : public TransposeContext {
     if (!op.regions().empty()) return;  // control flow: its transpose rule checks its regions
     const OpDef& d = op_def(op);
     bool ok = true;
-    if (const LinearityFn* f = linearity_rules().find(op))
+    if (const LinearityFn* f = linearity_rules().find(op.op_id()))
       ok = (*f)(op, lin_idx);
     else if (lin_idx.size() == 1)
       ok = linear_in(d.linear_each, lin_idx[0]) || linear_in(d.linear_operands, lin_idx[0]);
@@ -140,7 +145,13 @@ class Transposer final : public TransposeContext {
     return outs;
   }
 
+  void add_cotangent(const Value* v, const SymbolicTensor& c) override {
+    if (!acc_) throw InternalError("transpose: add_cotangent outside a block");
+    (*acc_)(v, c);
+  }
+
   TraceContext& ctx_;
+  std::function<void(const Value*, const SymbolicTensor&)>* acc_ = nullptr;
   std::unordered_set<const Value*> linear_;
   std::unordered_map<const Value*, SymbolicTensor> fwd_;
 };

@@ -26,7 +26,7 @@ std::vector<SymbolicTensor> emit_like(const Operation& op, std::span<const Symbo
 inline std::vector<SymbolicTensor> emit_like(const Operation& op, std::span<const SymbolicTensor> operands) {
   return emit_like(op, operands, op.attributes());
 }
-// zeros of a type (a `full` op; shared per block by the trace's scalar cache where rank 0).
+// zeros of a type (a fresh `full` op).
 SymbolicTensor zeros(const TensorType& t);
 // Whether values of this dtype carry tangents (the float dtypes).
 bool has_tangent(DType t);
@@ -81,10 +81,9 @@ const BatchTable& batch_rules();
 class JvpContext {
  public:
   virtual ~JvpContext() = default;
-  // The original op over the new primal operands (the primal outputs).
-  std::vector<SymbolicTensor> primal(const Operation& op, std::span<const SymbolicTensor> primals) const {
-    return emit_like(op, primals);
-  }
+  // The original op over the new primal operands (the primal outputs); an op with regions is
+  // cloned with its captures remapped to their primals.
+  virtual std::vector<SymbolicTensor> primal(const Operation& op, std::span<const SymbolicTensor> primals) = 0;
   // The tangent, or zeros of `type` where it is a symbolic zero.
   static SymbolicTensor instantiate(const SymbolicTensor& tangent, const TensorType& type);
   // jvp of a region's block into the block being built: `primals` and `tangents` are the
@@ -98,6 +97,9 @@ class JvpContext {
   virtual SymbolicTensor tangent_of(const Value* v) const = 0;
   // The primal of a value from an enclosing scope in the new graph.
   virtual SymbolicTensor primal_of(const Value* v) const = 0;
+  // Whether a value of the new graph is a tangent the driver bound (so a region that captures
+  // it from an enclosing scope uses a tangent).
+  virtual bool is_tangent(const Value* v) const = 0;
 };
 
 struct JvpResult {
@@ -130,6 +132,9 @@ class TransposeContext {
   virtual bool is_linear(const Value* v) const = 0;
   // The new value of a non-linear value from an enclosing scope.
   virtual SymbolicTensor forward_of(const Value* v) const = 0;
+  // Adds a cotangent for a linear value of an enclosing scope that the op being transposed
+  // captures in its regions (control flow's transposes return these as extra results).
+  virtual void add_cotangent(const Value* v, const SymbolicTensor& ct) = 0;
 };
 
 // Returns one cotangent per operand of `op` (undefined for non-linear operands and zero
