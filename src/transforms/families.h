@@ -12,6 +12,7 @@ void install_reduce_rules(RuleTables& t);
 void install_structure_rules(RuleTables& t);
 void install_indexing_rules(RuleTables& t);
 void install_linalg_rules(RuleTables& t);
+void install_decomposition_rules(RuleTables& t);
 void install_control_rules(RuleTables& t);
 
 // The op `name` emitted over `operands` with `attrs` in the current trace (no promotion, no
