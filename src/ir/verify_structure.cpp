@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/limits.h"
 #include "evoxc/ir/graph.h"
 #include "ir_text.h"
 
@@ -62,7 +63,7 @@ class FunctionVerifier {
  public:
   explicit FunctionVerifier(const Function& f) : f_(f) {}
 
-  void run() { block(f_.entry(), nullptr, 0); }
+  void run() { block(f_.entry(), nullptr, 0, 0); }
 
   // Messages name values as the printer does; the names are computed only for a message.
   std::string describe(const Operation& op) const {
@@ -87,13 +88,27 @@ class FunctionVerifier {
     return "region " + std::to_string(region) + " of " + describe(*parent);
   }
 
-  void block(const Block& b, const Operation* parent, size_t region) {
+  // A static extent below zero cannot be a tensor's (an in-memory graph can hold one: the
+  // text parser and the JSON reader refuse it, a Builder caller may not).
+  void check_extents(const Value* v, const std::string& what) {
+    for (const DimExpr& d : v->shape())
+      if (d.is_const() && d.value() < 0)
+        fail(what + " has type " + v->type().to_string() + ", whose extent " + d.to_string() + " is negative");
+  }
+
+  void block(const Block& b, const Operation* parent, size_t region, int depth) {
+    // The readers bound nesting; a graph built in memory is bounded here, before anything
+    // else recurses through it.
+    if (depth > kMaxNestingDepth)
+      fail(where(parent, region) + " is nested more than " + std::to_string(kMaxNestingDepth) +
+           " regions deep (core/limits.h)");
     const size_t mark = added_.size();
     for (size_t i = 0; i < b.num_arguments(); ++i) {
       const Value* a = b.argument(i);
       if (a->owner_block() != &b || a->index() != i || a->defining_op() != nullptr)
         fail("argument " + std::to_string(i) + " of " + where(parent, region) +
              " does not record this block as its owner");
+      check_extents(a, "argument " + std::to_string(i) + " of " + where(parent, region));
       visible_.insert(a);
       added_.push_back(a);
     }
@@ -122,11 +137,12 @@ class FunctionVerifier {
         const Value* v = op.result(r);
         if (v->defining_op() != &op || v->index() != r || v->owner_block() != nullptr)
           fail(describe(op) + ": result " + std::to_string(r) + " does not record this op as its definition");
+        check_extents(v, describe(op) + ": result " + std::to_string(r));
       }
       for (size_t r = 0; r < op.regions().size(); ++r) {
         if (op.regions()[r]->parent_op() != &op)
           fail(describe(op) + ": region " + std::to_string(r) + " has another parent");
-        block(op.regions()[r]->block(), &op, r);
+        block(op.regions()[r]->block(), &op, r, depth + 1);
       }
       // Results become visible only after the op's own regions: a region cannot use them.
       for (const auto& r : op.results()) {

@@ -71,6 +71,38 @@ TEST(VerifyStructure, OwnResultInsideOwnRegion) {
   expect_verify_error(Graph(m, TreeDef::tuple({}), leaf()), {"evoxc.return at <unknown> in @main", "operand 0 (%0)"});
 }
 
+TEST(VerifyStructure, NegativeStaticExtentIsRefused) {
+  // The parsers refuse tensor<(-5)xf32>; a graph built in memory is checked here.
+  auto m = std::make_shared<Module>("main");
+  Function& f = m->add_function("main");
+  Value* x = f.entry().add_argument(tt({-5}));
+  f.entry().append("return", {x}, {});
+  f.result_types() = {tt({-5})};
+  expect_verify_error(Graph(m, TreeDef::tuple({leaf()}), leaf()),
+                      {"argument 0 of the body of @main", "tensor<(-5)xf32>", "negative"});
+  auto m2 = std::make_shared<Module>("main");
+  Function& f2 = m2->add_function("main");
+  Value* y = f2.entry().append("make", {}, {tt({3, -1})}, {}, loc("n.cpp", 4, 2))->result();
+  f2.entry().append("return", {y}, {});
+  f2.result_types() = {tt({3, -1})};
+  expect_verify_error(Graph(m2, TreeDef::tuple({}), leaf()), {"evoxc.make (%0) at n.cpp:4:2", "result 0", "negative"});
+}
+
+TEST(VerifyStructure, RegionsNestedBeyondTheBudgetAreRefused) {
+  // In memory nothing bounds nesting until verify: 300 nested regions, below the limit of 256
+  // a VerifyError and no deep recursion anywhere else first.
+  auto m = std::make_shared<Module>("main");
+  Function& f = m->add_function("main");
+  Block* b = &f.entry();
+  for (int i = 0; i < 300; ++i) {
+    Operation* op = b->append("cond", {}, {}, {}, {}, 1);
+    b->append("return", {}, {});
+    b = &op->region(0).block();
+  }
+  b->append("return", {}, {});
+  expect_verify_error(Graph(m, TreeDef::tuple({}), TreeDef::tuple({})), {"nested more than 256 regions deep"});
+}
+
 TEST(VerifyStructure, ValueOfLaterOpInEnclosingBlock) {
   auto m = std::make_shared<Module>("main");
   Function& f = m->add_function("main");
