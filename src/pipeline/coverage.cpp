@@ -6,13 +6,20 @@
 
 #include "evoxc/core/error.h"
 #include "evoxc/pipeline/pipeline.h"
+#include "evoxc/transforms/rules.h"
 
 namespace evoxc::coverage {
 namespace {
 
+// The transforms' columns come first among the registered ones: vmap, jvp, then vjp
+// (derived from the jvp and transpose tables).
 struct Columns {
   std::mutex mu;
-  std::vector<Column> list;
+  std::vector<Column> list{
+      Column{"vmap", 1, []() -> const RuleTableBase& { return transforms::batch_rules(); }},
+      Column{"jvp", 2, []() -> const RuleTableBase& { return transforms::jvp_rules(); }},
+      Column{"vjp", 3, []() -> const RuleTableBase& { return transforms::vjp_coverage(); }},
+  };
 };
 
 Columns& registered() {

@@ -127,28 +127,27 @@ DimExpr fresh_batch_symbol(const Graph& g) {
 
 std::vector<std::optional<int64_t>> broadcast_axes(const AxisTree& axes, const TreeDef& tree, const char* what) {
   std::vector<std::optional<int64_t>> out;
-  std::function<void(const AxisTree&, const TreeDef&, const std::string&)> walk = [&](const AxisTree& a,
-                                                                                    const TreeDef& t,
-                                                                                    const std::string& path) {
-    if (a.is_leaf() || a.is_none()) {
-      std::optional<int64_t> ax = a.is_leaf() ? std::optional<int64_t>(a.leaf()) : std::nullopt;
-      for (size_t i = 0; i < t.num_leaves(); ++i) out.push_back(ax);
-      return;
-    }
-    if (t.is_leaf() || t.kind() != a.kind() || t.size() != a.size() || t.keys() != a.keys())
-      throw TransformError(std::string(what) + ": the axes tree " + a.structure_string() + " at " +
-                           (path.empty() ? "the root" : path) + " does not match the structure " +
-                           t.structure_string());
-    for (size_t i = 0; i < a.size(); ++i)
-      walk(a.children()[i], t.children()[i],
-           path + (t.kind() == TreeKind::Dict ? "['" + t.keys()[i] + "']" : "[" + std::to_string(i) + "]"));
-  };
+  std::function<void(const AxisTree&, const TreeDef&, const std::string&)> walk =
+      [&](const AxisTree& a, const TreeDef& t, const std::string& path) {
+        if (a.is_leaf() || a.is_none()) {
+          std::optional<int64_t> ax = a.is_leaf() ? std::optional<int64_t>(a.leaf()) : std::nullopt;
+          for (size_t i = 0; i < t.num_leaves(); ++i) out.push_back(ax);
+          return;
+        }
+        if (t.is_leaf() || t.kind() != a.kind() || t.size() != a.size() || t.keys() != a.keys())
+          throw TransformError(std::string(what) + ": the axes tree " + a.structure_string() + " at " +
+                               (path.empty() ? "the root" : path) + " does not match the structure " +
+                               t.structure_string());
+        for (size_t i = 0; i < a.size(); ++i)
+          walk(a.children()[i], t.children()[i],
+               path + (t.kind() == TreeKind::Dict ? "['" + t.keys()[i] + "']" : "[" + std::to_string(i) + "]"));
+      };
   walk(axes, tree, "");
   return out;
 }
 
 Graph vectorize_impl(const Graph& graph, const AxisTree& in_axes, const AxisTree& out_axes,
-                std::optional<DimExpr> axis_size) {
+                     std::optional<DimExpr> axis_size) {
   verify(graph);
   DimExpr size = axis_size ? *axis_size : fresh_batch_symbol(graph);
   std::vector<TensorSpec> in_specs = graph.input_specs();

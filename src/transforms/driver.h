@@ -17,7 +17,7 @@ std::vector<std::optional<int64_t>> broadcast_axes(const AxisTree& axes, const T
 Graph finish_transform(const Graph& g, const AttrMap& statics);
 
 Graph vectorize_impl(const Graph& graph, const AxisTree& in_axes, const AxisTree& out_axes,
-                std::optional<DimExpr> axis_size);
+                     std::optional<DimExpr> axis_size);
 
 // The jvp graph before CSE/DCE: inputs (primals, tangents), outputs (outputs, tangents).
 // vjp transposes it, so it must keep the exact op structure the rules emitted.
@@ -40,4 +40,10 @@ namespace evoxc::transforms {
 Graph vjp_seeded(const Graph& graph, const std::vector<bool>& seeded);
 // Inlines `g`'s main into the current trace with `args` for its inputs; returns its outputs.
 std::vector<SymbolicTensor> inline_graph(const Graph& g, const std::vector<SymbolicTensor>& args);
+}  // namespace evoxc::transforms
+
+namespace evoxc::transforms {
+// Static values keyed by argument path, moved under `prefix` (jvp and vjp nest the graph's
+// inputs as the first element of a new input tuple: "[1]" becomes "[0][1]").
+AttrMap prefix_statics(const AttrMap& statics, const std::string& prefix);
 }  // namespace evoxc::transforms

@@ -123,8 +123,7 @@ Graph jacfwd_impl(const Graph& graph, const ArgNums& argnums) {
       for (size_t o = 0; o < out_specs.size(); ++o)
         if (has_tangent(out_specs[o].dtype)) jac[{o, i}] = basis_last(outs[k++], specs[i].shape);
     }
-  Tree<SymbolicTensor> result =
-      assemble(graph, argnums, leaves, [&](size_t o, size_t i) { return jac.at({o, i}); });
+  Tree<SymbolicTensor> result = assemble(graph, argnums, leaves, [&](size_t o, size_t i) { return jac.at({o, i}); });
   Graph g = tracer.finish(result, graph.input_tree());
   return finish_transform(g, graph.static_values());
 }
@@ -156,8 +155,7 @@ Graph jacrev_impl(const Graph& graph, const ArgNums& argnums) {
     std::vector<SymbolicTensor> outs = inline_graph(vh, args);
     for (size_t k = 0; k < float_in.size(); ++k) jac[{o, float_in[k]}] = basis_first(outs[k], out_specs[o].shape);
   }
-  Tree<SymbolicTensor> result =
-      assemble(graph, argnums, leaves, [&](size_t o, size_t i) { return jac.at({o, i}); });
+  Tree<SymbolicTensor> result = assemble(graph, argnums, leaves, [&](size_t o, size_t i) { return jac.at({o, i}); });
   Graph g = tracer.finish(result, graph.input_tree());
   return finish_transform(g, graph.static_values());
 }
@@ -183,8 +181,7 @@ DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes) {
                                                                                  const std::string& path) {
     if (t.is_leaf()) {
       if (a.is_none()) return;
-      if (!a.is_leaf())
-        throw TransformError("vmap: in_axes has a container where argument " + path + " is a leaf");
+      if (!a.is_leaf()) throw TransformError("vmap: in_axes has a container where argument " + path + " is a leaf");
       auto* spec = std::get_if<TensorSpec>(&t.leaf());
       if (!spec) return;  // a static value is never mapped
       auto r = static_cast<int64_t>(spec->shape.rank());
@@ -197,8 +194,9 @@ DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes) {
         size = n;
         first = path;
       } else if (*size != n) {
-        throw TransformError("vmap: argument " + path + " has batch extent " + n.to_string() + " on its mapped axis, but " +
-                             first + " has " + size->to_string() + "; every mapped input must have the same batch extent");
+        throw TransformError("vmap: argument " + path + " has batch extent " + n.to_string() +
+                             " on its mapped axis, but " + first + " has " + size->to_string() +
+                             "; every mapped input must have the same batch extent");
       }
       spec->shape.dims().erase(spec->shape.dims().begin() + ax);
       return;
@@ -228,8 +226,8 @@ DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes) {
 }  // namespace
 
 GraphFunction vmap(TraceFunction fn, AxisTree in_axes, AxisTree out_axes) {
-  return [fn = std::move(fn), in_axes = std::move(in_axes), out_axes = std::move(out_axes)](
-             const std::vector<TraceArg>& args) {
+  return [fn = std::move(fn), in_axes = std::move(in_axes),
+          out_axes = std::move(out_axes)](const std::vector<TraceArg>& args) {
     std::vector<TraceArg> stripped = args;
     DimExpr size = strip_batch(stripped, in_axes);
     return vectorize(trace_dynamic(fn, stripped), in_axes, out_axes, size);
@@ -245,6 +243,28 @@ GraphFunction grad(TraceFunction fn, ArgNums argnums, bool has_aux) {
 GraphFunction value_and_grad(TraceFunction fn, ArgNums argnums, bool has_aux) {
   return [fn = std::move(fn), argnums = std::move(argnums), has_aux](const std::vector<TraceArg>& args) {
     return value_and_grad(trace_dynamic(fn, args), argnums, has_aux);
+  };
+}
+
+GraphFunction jvp(TraceFunction fn) {
+  return [fn = std::move(fn)](const std::vector<TraceArg>& args) { return jvp(trace_dynamic(fn, args)); };
+}
+GraphFunction vjp(TraceFunction fn) {
+  return [fn = std::move(fn)](const std::vector<TraceArg>& args) { return vjp(trace_dynamic(fn, args)); };
+}
+GraphFunction jacfwd(TraceFunction fn, ArgNums argnums) {
+  return [fn = std::move(fn), argnums = std::move(argnums)](const std::vector<TraceArg>& args) {
+    return jacfwd(trace_dynamic(fn, args), argnums);
+  };
+}
+GraphFunction jacrev(TraceFunction fn, ArgNums argnums) {
+  return [fn = std::move(fn), argnums = std::move(argnums)](const std::vector<TraceArg>& args) {
+    return jacrev(trace_dynamic(fn, args), argnums);
+  };
+}
+GraphFunction hessian(TraceFunction fn, ArgNums argnums) {
+  return [fn = std::move(fn), argnums = std::move(argnums)](const std::vector<TraceArg>& args) {
+    return hessian(trace_dynamic(fn, args), argnums);
   };
 }
 

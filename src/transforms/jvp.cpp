@@ -145,6 +145,12 @@ std::vector<bool> float_leaves(const std::vector<TensorSpec>& specs) {
   return out;
 }
 
+AttrMap prefix_statics(const AttrMap& statics, const std::string& prefix) {
+  AttrMap out;
+  for (const auto& [path, v] : statics) out.emplace(prefix + path, v);
+  return out;
+}
+
 Graph finish_transform(const Graph& g, const AttrMap& statics) {
   Graph with(g.module_ptr(), g.input_tree(), g.output_tree(), statics);
   Graph out = dce(cse(with));
@@ -189,6 +195,6 @@ Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask) {
 namespace evoxc {
 Graph jvp(const Graph& graph) {
   Graph raw = transforms::jvp_raw(graph);
-  return transforms::finish_transform(raw, graph.static_values());
+  return transforms::finish_transform(raw, transforms::prefix_statics(graph.static_values(), "[0]"));
 }
 }  // namespace evoxc

@@ -36,6 +36,34 @@ const JvpTable& jvp_rules() { return tables().jvp; }
 const TransposeTable& transpose_rules() { return tables().transpose; }
 const LinearityTable& linearity_rules() { return tables().linearity; }
 
+namespace {
+
+class VjpCoverage final : public RuleTableBase {
+ public:
+  VjpCoverage() : RuleTableBase("vjp") {}
+  bool has(uint32_t id) const override {
+    return jvp_rules().has(id) && (!needs_transpose(id) || transpose_rules().has(id));
+  }
+  const std::string* deferral(uint32_t id) const override {
+    if (const std::string* why = jvp_rules().deferral(id)) return why;
+    return transpose_rules().deferral(id);
+  }
+
+ private:
+  static bool needs_transpose(uint32_t id) {
+    const OpDef& d = op_def(id);
+    return transpose_rules().has(id) || transpose_rules().deferral(id) || !d.linear_operands.empty() ||
+           !d.linear_each.empty() || linearity_rules().has(id);
+  }
+};
+
+}  // namespace
+
+const RuleTableBase& vjp_coverage() {
+  static const VjpCoverage c;
+  return c;
+}
+
 std::vector<SymbolicTensor> emit_op(const OpDef& def, std::span<const SymbolicTensor> operands, AttrMap attrs) {
   TraceContext& ctx = TraceContext::current();
   return ctx.emit(def, operands, std::move(attrs), std::source_location::current());

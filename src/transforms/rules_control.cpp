@@ -200,16 +200,16 @@ JvpResult cond_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, 
       tan_args.push_back(i);
     }
   std::vector<std::vector<TensorType>> at(R, types_of(std::vector<ST>(operands.begin() + 1, operands.end())));
-  std::unique_ptr<Operation> joint = build_detached(op_def(op), operands, op.attributes(), at,
-                                                    [&](size_t r, const std::vector<ST>& a) {
-    std::vector<ST> ps(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)), ts(n);
-    for (size_t k = 0; k < tan_args.size(); ++k) ts[tan_args[k]] = a[n + k];
-    auto [po, to] = ctx.jvp_block(op.region(r).block(), ps, ts);
-    std::vector<ST> ret = po;
-    for (size_t i = 0; i < to.size(); ++i)
-      if (out_nz[i]) ret.push_back(JvpContext::instantiate(to[i], op.result(i)->type()));
-    return ret;
-  });
+  std::unique_ptr<Operation> joint =
+      build_detached(op_def(op), operands, op.attributes(), at, [&](size_t r, const std::vector<ST>& a) {
+        std::vector<ST> ps(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)), ts(n);
+        for (size_t k = 0; k < tan_args.size(); ++k) ts[tan_args[k]] = a[n + k];
+        auto [po, to] = ctx.jvp_block(op.region(r).block(), ps, ts);
+        std::vector<ST> ret = po;
+        for (size_t i = 0; i < to.size(); ++i)
+          if (out_nz[i]) ret.push_back(JvpContext::instantiate(to[i], op.result(i)->type()));
+        return ret;
+      });
   size_t n_out = op.num_results();
   std::vector<Split> splits;
   std::vector<bool> lin_args(n + tan_args.size(), false);
@@ -232,7 +232,8 @@ JvpResult cond_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, 
     for (size_t i = 0; i < n; ++i) m.map(jb.argument(i), a[i].value());
     clone_ops(splits[r].primal_ops, m);
     std::vector<ST> ret;
-    for (size_t i = 0; i < n_out; ++i) ret.push_back(TraceContext::current().wrap(m.lookup_or_self(jb.terminator()->operand(i))));
+    for (size_t i = 0; i < n_out; ++i)
+      ret.push_back(TraceContext::current().wrap(m.lookup_or_self(jb.terminator()->operand(i))));
     for (size_t q = 0; q < R; ++q) {
       if (q == r) {
         for (const ST& v : mapped(splits[r].residuals, m)) ret.push_back(v);
@@ -250,8 +251,7 @@ JvpResult cond_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, 
   std::vector<ST> tans = build_region_op(op_def(op), tops, op.attributes(), tat, [&](size_t r, const auto& a) {
     const Block& jb = joint->region(r).block();
     ValueMap m;
-    for (size_t k = 0; k < splits[r].residuals.size(); ++k)
-      m.map(splits[r].residuals[k], a[res_begin[r] + k].value());
+    for (size_t k = 0; k < splits[r].residuals.size(); ++k) m.map(splits[r].residuals[k], a[res_begin[r] + k].value());
     for (size_t k = 0; k < tan_args.size(); ++k) m.map(jb.argument(n + k), a[res_types.size() + k].value());
     clone_ops(splits[r].linear_ops, m);
     std::vector<ST> ret;

@@ -147,9 +147,8 @@ ST axpy(const ST& t, const ST& s, const ST& acc) {
 }
 
 void install_binary_jvps(JvpTable& j) {
-  j.set("add", binary_jvp([](const ST&, const ST&, const ST&, const ST& ta, const ST& tb) {
-          return add_tangents(ta, tb);
-        }));
+  j.set("add",
+        binary_jvp([](const ST&, const ST&, const ST&, const ST& ta, const ST& tb) { return add_tangents(ta, tb); }));
   j.set("subtract", binary_jvp([](const ST&, const ST&, const ST&, const ST& ta, const ST& tb) {
           return tb.defined() ? (ta.defined() ? ta - tb : -tb) : ta;
         }));
@@ -262,8 +261,8 @@ void install_transposes(TransposeTable& tt) {
     r[0] = -cts[0];
     return r;
   });
-  tt.set("multiply", [](TransposeContext&, const Operation& op, std::span<const ST> vals,
-                        const std::vector<bool>& lin, std::span<const ST> cts) {
+  tt.set("multiply", [](TransposeContext&, const Operation& op, std::span<const ST> vals, const std::vector<bool>& lin,
+                        std::span<const ST> cts) {
     std::vector<ST> r = ct_list(op);
     size_t i = lin[0] ? 0 : 1;
     r[i] = unbroadcast(cts[0] * vals[1 - i], op.operand(i)->type());
@@ -299,10 +298,11 @@ void install_elementwise_rules(RuleTables& t) {
   install_unary_jvps(t.jvp);
   install_binary_jvps(t.jvp);
   // Integer and bool results carry no tangent: the driver never asks these for one.
-  for (const char* op : {"isnan", "isinf", "isfinite", "logical_not", "bitwise_not", "popcount", "logical_and",
-                         "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
-                         "shift_right_logical", "shift_right_arithmetic", "equal", "not_equal", "less",
-                         "less_equal", "greater", "greater_equal"})
+  for (const char* op : {"isnan",        "isinf",       "isfinite",   "logical_not",         "bitwise_not",
+                         "popcount",     "logical_and", "logical_or", "logical_xor",         "bitwise_and",
+                         "bitwise_or",   "bitwise_xor", "shift_left", "shift_right_logical", "shift_right_arithmetic",
+                         "equal",        "not_equal",   "less",       "less_equal",          "greater",
+                         "greater_equal"})
     t.jvp.set(op, zero_jvp());
   install_transposes(t.transpose);
   // Creation ops have no tensor operands: they are never batched and have no tangent.

@@ -29,8 +29,7 @@ class Transposer final : public TransposeContext {
   }
 
   std::vector<SymbolicTensor> transpose_block(const Block& block, const std::vector<bool>& linear,
-                                              std::span<const SymbolicTensor> args,
-                                              std::span<const SymbolicTensor> cts,
+                                              std::span<const SymbolicTensor> args, std::span<const SymbolicTensor> cts,
                                               std::unordered_map<const Value*, SymbolicTensor>& captured_cts) override {
     std::unordered_set<const Value*> local;
     for (size_t i = 0; i < block.num_arguments(); ++i) {
@@ -61,8 +60,7 @@ class Transposer final : public TransposeContext {
       for (size_t i = 0; i < outs.size(); ++i) fwd_[op->result(i)] = outs[i];
     }
     std::unordered_map<const Value*, SymbolicTensor> ct;
-    std::function<void(const Value*, const SymbolicTensor&)> accumulate = [&](const Value* v,
-                                                                              const SymbolicTensor& c) {
+    std::function<void(const Value*, const SymbolicTensor&)> accumulate = [&](const Value* v, const SymbolicTensor& c) {
       if (!c.defined()) return;
       if (c.type() != v->type())
         throw InternalError("transpose: a cotangent of type " + c.type().to_string() + " for a value of type " +
@@ -209,8 +207,8 @@ std::vector<size_t> leaf_offsets(const Graph& g) {
 size_t checked_argnum(int64_t a, size_t n) {
   int64_t r = a < 0 ? a + static_cast<int64_t>(n) : a;
   if (r < 0 || r >= static_cast<int64_t>(n))
-    throw TransformError("grad: argnums " + std::to_string(a) + " is out of range for a graph of " +
-                         std::to_string(n) + " arguments");
+    throw TransformError("grad: argnums " + std::to_string(a) + " is out of range for a graph of " + std::to_string(n) +
+                         " arguments");
   return static_cast<size_t>(r);
 }
 
@@ -261,8 +259,8 @@ Graph grad_impl(const Graph& graph, const ArgNums& argnums, bool has_aux, bool w
   Tree<SymbolicTensor> grads = gradient_tree(graph, argnums, parts.input_cts, primals);
   Tree<SymbolicTensor> result;
   if (has_aux) {
-    Tree<SymbolicTensor> aux = out.children()[1].unflatten(
-        std::vector<SymbolicTensor>(parts.outputs.begin() + 1, parts.outputs.end()));
+    Tree<SymbolicTensor> aux =
+        out.children()[1].unflatten(std::vector<SymbolicTensor>(parts.outputs.begin() + 1, parts.outputs.end()));
     Tree<SymbolicTensor> value = with_value ? Tree<SymbolicTensor>::tuple({parts.outputs[0], aux}) : aux;
     result = with_value ? Tree<SymbolicTensor>::tuple({value, grads}) : Tree<SymbolicTensor>::tuple({grads, aux});
   } else {
@@ -281,7 +279,8 @@ Graph vjp_graph(const Graph& graph) {
   for (const auto& s : graph.input_specs()) primals.push_back(tracer.input(s));
   std::vector<TensorSpec> out_specs = graph.output_specs();
   std::vector<bool> out_t = float_leaves(out_specs);
-  for (size_t j = 0; j < out_specs.size(); ++j) seeds.push_back(out_t[j] ? tracer.input(out_specs[j]) : SymbolicTensor());
+  for (size_t j = 0; j < out_specs.size(); ++j)
+    seeds.push_back(out_t[j] ? tracer.input(out_specs[j]) : SymbolicTensor());
   VjpParts parts = build_vjp(graph, tracer, primals, seeds);
   std::vector<bool> in_t = float_leaves(graph.input_specs());
   std::vector<SymbolicTensor> leaves = parts.outputs;
@@ -290,7 +289,7 @@ Graph vjp_graph(const Graph& graph) {
   TreeDef in_tree = TreeDef::tuple({graph.input_tree(), mask_tree(graph.output_tree(), out_t)});
   TreeDef out_tree = TreeDef::tuple({graph.output_tree(), mask_tree(graph.input_tree(), in_t)});
   Graph g = tracer.finish(out_tree.unflatten(leaves), in_tree);
-  return finish_transform(g, graph.static_values());
+  return finish_transform(g, prefix_statics(graph.static_values(), "[0]"));
 }
 
 Graph vjp_seeded(const Graph& graph, const std::vector<bool>& seeded) {

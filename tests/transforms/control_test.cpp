@@ -1,11 +1,12 @@
 // Transforms through control flow: vmap of cond/switch/while_loop/scan with batched and unbatched predicates, jvp
 // against finite differences, vjp/grad of cond and scan (fori_loop), and the while_loop reverse-mode error.
+#include "evoxc/trace/control.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "evoxc/evoxc.h"
-#include "evoxc/trace/control.h"
 #include "transforms/transform_util.h"
 
 namespace evoxc {

@@ -74,9 +74,15 @@ Tensor random_tensor(const std::vector<int64_t>& shape, DType dtype, uint64_t se
 
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, double lo, double hi, int64_t sym) {
   std::vector<Tensor> out;
+  // Every symbol takes the value `sym`; extents that are expressions of symbols are evaluated.
+  DimBindings bind;
   for (const TensorSpec& s : g.input_specs()) {
-    std::vector<int64_t> shape;
-    for (const DimExpr& d : s.shape) shape.push_back(d.is_const() ? d.value() : sym);
+    std::vector<std::string> names;
+    for (const DimExpr& d : s.shape) d.collect_symbols(names);
+    for (const auto& n : names) bind[n] = sym;
+  }
+  for (const TensorSpec& s : g.input_specs()) {
+    std::vector<int64_t> shape = s.shape.evaluate(bind);
     double l = is_unsigned_int(s.dtype) ? 0.0 : lo;
     out.push_back(random_tensor(shape, s.dtype, seed++, l, is_float(s.dtype) ? hi : std::max(hi, l + 4.0)));
   }
@@ -92,8 +98,8 @@ void expect_close(const Tensor& a, const Tensor& b, double rtol, double atol, co
       continue;
     }
     if (x[i] == y[i]) continue;
-    EXPECT_LE(std::abs(x[i] - y[i]), atol + rtol * std::abs(y[i])) << what << " at " << i << ": " << x[i] << " vs "
-                                                                  << y[i];
+    EXPECT_LE(std::abs(x[i] - y[i]), atol + rtol * std::abs(y[i]))
+        << what << " at " << i << ": " << x[i] << " vs " << y[i];
   }
 }
 
@@ -142,9 +148,9 @@ void expect_vmap_matches_loop(const Graph& g, const std::vector<Tensor>& example
   for (size_t i = 0; i < example.size(); ++i) {
     std::vector<Tensor> rows;
     for (int64_t b = 0; b < n; ++b) {
-      Tensor t = b == 0 || !mapped[i] ? example[i]
-                                      : random_tensor(example[i].shape(), example[i].dtype(),
-                                                      1000 + 17 * static_cast<uint64_t>(b) + i);
+      Tensor t = b == 0 || !mapped[i]
+                     ? example[i]
+                     : random_tensor(example[i].shape(), example[i].dtype(), 1000 + 17 * static_cast<uint64_t>(b) + i);
       rows.push_back(t);
       per[static_cast<size_t>(b)].push_back(t);
     }
@@ -152,16 +158,24 @@ void expect_vmap_matches_loop(const Graph& g, const std::vector<Tensor>& example
   }
   std::vector<AxisTree> axes;
   for (bool m : mapped) axes.push_back(m ? AxisTree(0) : AxisTree::none());
-  // The graph's input tree is a tuple of arguments; map per leaf through a flat tuple when
-  // every argument is one leaf, else map everything.
-  AxisTree in_axes = g.input_tree().size() == mapped.size() ? AxisTree::tuple(axes) : AxisTree(0);
+  // One axis per input leaf, in the shape of the graph's input tree.
+  size_t pos = 0;
+  std::function<AxisTree(const TreeDef&)> build = [&](const TreeDef& t) -> AxisTree {
+    if (t.is_leaf()) return axes.at(pos++);
+    if (t.is_none()) return AxisTree::none();
+    std::vector<AxisTree> kids;
+    for (const auto& c : t.children()) kids.push_back(build(c));
+    return AxisTree::from_parts(t.kind(), std::move(kids), t.keys());
+  };
+  AxisTree in_axes = build(g.input_tree());
   Graph vg = vectorize(g, in_axes, AxisTree(0));
   std::vector<Tensor> got = run_flat(vg, batched);
   for (int64_t b = 0; b < n; ++b) {
     std::vector<Tensor> want = run_flat(g, per[static_cast<size_t>(b)]);
     ASSERT_EQ(want.size(), got.size());
     for (size_t k = 0; k < want.size(); ++k)
-      expect_close(row(got[k], b), want[k], rtol, atol, "vmap output " + std::to_string(k) + " row " + std::to_string(b));
+      expect_close(row(got[k], b), want[k], rtol, atol,
+                   "vmap output " + std::to_string(k) + " row " + std::to_string(b));
   }
 }
 

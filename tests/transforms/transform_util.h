@@ -18,8 +18,7 @@ Tensor make_tensor(const std::vector<double>& values, const std::vector<int64_t>
 // Values of `t` as doubles.
 std::vector<double> values_of(const Tensor& t);
 // Uniform random values in [lo, hi) (ints: integers in [lo, hi); bool: fair coin), seeded.
-Tensor random_tensor(const std::vector<int64_t>& shape, DType dtype, uint64_t seed, double lo = -1.0,
-                     double hi = 1.0);
+Tensor random_tensor(const std::vector<int64_t>& shape, DType dtype, uint64_t seed, double lo = -1.0, double hi = 1.0);
 // One random tensor per input spec of `g` (symbolic extents bound to `sym`).
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, double lo = -1.0, double hi = 1.0, int64_t sym = 3);
 
@@ -33,8 +32,8 @@ void expect_vmap_matches_loop(const Graph& g, const std::vector<Tensor>& example
 
 // jvp check at `primals`: the tangent outputs of jvp(g) for a random tangent equal the central
 // finite difference (step h) of g along that tangent. Meaningful on float64 graphs.
-void expect_jvp_matches_fd(const Graph& g, const std::vector<Tensor>& primals, double rtol = 1e-5,
-                           double atol = 1e-6, double h = 1e-6);
+void expect_jvp_matches_fd(const Graph& g, const std::vector<Tensor>& primals, double rtol = 1e-5, double atol = 1e-6,
+                           double h = 1e-6);
 
 // vjp check: for random tangents t and cotangents c, <c, J t> (from jvp) equals <J^T c, t>
 // (from vjp), and vjp's primal outputs equal g's.

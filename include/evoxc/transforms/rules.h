@@ -69,8 +69,8 @@ class BatchContext {
 
 // Returns the op's results in the vectorized graph. Called only when some operand (or a
 // value a region captures) is batched.
-using BatchRule = std::function<std::vector<BatchArg>(BatchContext& ctx, const Operation& op,
-                                                      std::span<const BatchArg> args)>;
+using BatchRule =
+    std::function<std::vector<BatchArg>(BatchContext& ctx, const Operation& op, std::span<const BatchArg> args)>;
 using BatchTable = RuleTable<BatchRule, TransformError>;
 // The table (built on first use by every family's installer).
 const BatchTable& batch_rules();
@@ -124,10 +124,9 @@ class TransposeContext {
   // for linear ones); `cts` the cotangents of the block's returns (undefined: zero). Returns
   // the cotangents of the linear arguments (undefined: zero) and, in `captured_cts`, those
   // of linear values captured from enclosing scopes.
-  virtual std::vector<SymbolicTensor> transpose_block(const Block& block, const std::vector<bool>& linear,
-                                                      std::span<const SymbolicTensor> args,
-                                                      std::span<const SymbolicTensor> cts,
-                                                      std::unordered_map<const Value*, SymbolicTensor>& captured_cts) = 0;
+  virtual std::vector<SymbolicTensor> transpose_block(
+      const Block& block, const std::vector<bool>& linear, std::span<const SymbolicTensor> args,
+      std::span<const SymbolicTensor> cts, std::unordered_map<const Value*, SymbolicTensor>& captured_cts) = 0;
   // Whether a value (of the graph being transposed) is linear.
   virtual bool is_linear(const Value* v) const = 0;
   // The new value of a non-linear value from an enclosing scope.
@@ -141,10 +140,9 @@ class TransposeContext {
 // cotangents). `operands` holds the forward values of the non-linear operands (undefined for
 // the linear ones, whose types are op.operand(i)->type()); `cts` one cotangent per result
 // (undefined: zero; not all undefined).
-using TransposeRule =
-    std::function<std::vector<SymbolicTensor>(TransposeContext& ctx, const Operation& op,
-                                              std::span<const SymbolicTensor> operands,
-                                              const std::vector<bool>& linear, std::span<const SymbolicTensor> cts)>;
+using TransposeRule = std::function<std::vector<SymbolicTensor>(
+    TransposeContext& ctx, const Operation& op, std::span<const SymbolicTensor> operands,
+    const std::vector<bool>& linear, std::span<const SymbolicTensor> cts)>;
 using TransposeTable = RuleTable<TransposeRule, TransformError>;
 const TransposeTable& transpose_rules();
 
@@ -156,6 +154,11 @@ const TransposeTable& transpose_rules();
 using LinearityFn = std::function<bool(const Operation& op, const std::vector<int>& linear_operands)>;
 using LinearityTable = RuleTable<LinearityFn, TransformError>;
 const LinearityTable& linearity_rules();
+
+// The vjp column of the coverage matrix, derived from the tables above: reverse mode through
+// an op needs its jvp rule and, when the op itself can carry tangents linearly (its traits,
+// a linearity predicate, or control flow), its transpose rule. Deferrals of either are shown.
+const RuleTableBase& vjp_coverage();
 
 // ---------------------------------------------------------------- family installers
 

@@ -101,5 +101,10 @@ GraphFunction vmap(TraceFunction fn, AxisTree in_axes = AxisTree(0), AxisTree ou
 // The derivative transforms over a function: trace on the given specs, then transform.
 GraphFunction grad(TraceFunction fn, ArgNums argnums = {}, bool has_aux = false);
 GraphFunction value_and_grad(TraceFunction fn, ArgNums argnums = {}, bool has_aux = false);
+GraphFunction jvp(TraceFunction fn);
+GraphFunction vjp(TraceFunction fn);
+GraphFunction jacfwd(TraceFunction fn, ArgNums argnums = {});
+GraphFunction jacrev(TraceFunction fn, ArgNums argnums = {});
+GraphFunction hessian(TraceFunction fn, ArgNums argnums = {});
 
 }  // namespace evoxc
