@@ -29,11 +29,12 @@ build: deps venv
 	cmake --preset $(PRESET) >/dev/null
 	cmake --build --preset $(PRESET)
 
-# The main job: the quickstart, the symbolic-batch and control-flow examples, then a short benchmark summary.
+# The main job: the quickstart, the symbolic-batch, control-flow and transform examples, then a short benchmark summary.
 run: build bench-venv
 	./build/bin/quickstart
 	./build/bin/batch_dict
 	./build/bin/newton_sqrt
+	./build/bin/per_sample_grad
 	$(PY) bench/compare.py --quick
 
 test: build
