@@ -97,14 +97,7 @@ class Vectorizer final : public BatchContext {
 
   // Clones an op none of whose inputs is batched (regions included, captures remapped).
   std::vector<SymbolicTensor> clone_unbatched(const Operation& op, std::span<const SymbolicTensor> vals) {
-    if (op.regions().empty()) return emit_like(op, vals);
-    ValueMap m;
-    for (size_t i = 0; i < vals.size(); ++i) m.map(op.operand(i), vals[i].value());
-    for (const Value* v : captured_values(op)) m.map(v, lookup(v).v.value());
-    Operation* n = clone_op(ctx_.builder(), op, m);
-    std::vector<SymbolicTensor> outs;
-    for (const auto& r : n->results()) outs.push_back(ctx_.wrap(r.get()));
-    return outs;
+    return clone_with_captures(op, vals, [this](const Value* v) { return lookup(v).v; });
   }
 
  private:

@@ -27,6 +27,11 @@ Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask = nullpt
 }  // namespace evoxc::transforms
 
 namespace evoxc::transforms {
+// `op` again over new operands, at the end of the current trace block: emit_like for an op
+// without regions; an op with regions is cloned with the values its regions capture mapped
+// through `captured` (old value -> its value in the new graph).
+std::vector<SymbolicTensor> clone_with_captures(const Operation& op, std::span<const SymbolicTensor> operands,
+                                                const std::function<SymbolicTensor(const Value*)>& captured);
 // `tree` with the leaves where keep[i] is false replaced by None (leaf order).
 TreeDef mask_tree(const TreeDef& tree, const std::vector<bool>& keep);
 // Whether each spec is of a float dtype (carries a tangent).

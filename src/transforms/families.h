@@ -30,6 +30,14 @@ inline SymbolicTensor emit_op1(const OpDef& def, std::initializer_list<SymbolicT
     return evoxc_op_def;                                               \
   }())
 
+// The primal with zero tangents: non-differentiable points held constant (floor, sign), and
+// entries of ops with only integer or bool results (the driver never asks those).
+JvpResult zero_jvp(JvpContext& ctx, const Operation& op, std::span<const SymbolicTensor> primals,
+                   std::span<const SymbolicTensor> tangents);
+// A linear op: the op itself applied to the tangents of every operand (zeros where undefined).
+JvpResult linear_jvp(JvpContext& ctx, const Operation& op, std::span<const SymbolicTensor> primals,
+                     std::span<const SymbolicTensor> tangents);
+
 // A scalar of `v` in dtype `t` (rank 0, shared per block).
 SymbolicTensor scalar_like(double v, DType t);
 // The sum of `x` over `axes` (sorted, non-negative), keeping x's dtype.

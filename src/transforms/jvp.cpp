@@ -108,14 +108,7 @@ class Jvper final : public JvpContext {
   }
 
   std::vector<SymbolicTensor> clone_primal(const Operation& op, std::span<const SymbolicTensor> ps) {
-    if (op.regions().empty()) return emit_like(op, ps);
-    ValueMap m;
-    for (size_t i = 0; i < ps.size(); ++i) m.map(op.operand(i), ps[i].value());
-    for (const Value* v : captured_values(op)) m.map(v, primal_of(v).value());
-    Operation* n = clone_op(ctx_.builder(), op, m);
-    std::vector<SymbolicTensor> outs;
-    for (const auto& r : n->results()) outs.push_back(ctx_.wrap(r.get()));
-    return outs;
+    return clone_with_captures(op, ps, [this](const Value* v) { return primal_of(v); });
   }
 
  private:
@@ -143,6 +136,19 @@ std::vector<bool> float_leaves(const std::vector<TensorSpec>& specs) {
   std::vector<bool> out;
   for (const auto& s : specs) out.push_back(has_tangent(s.dtype));
   return out;
+}
+
+std::vector<SymbolicTensor> clone_with_captures(const Operation& op, std::span<const SymbolicTensor> operands,
+                                                const std::function<SymbolicTensor(const Value*)>& captured) {
+  if (op.regions().empty()) return emit_like(op, operands);
+  TraceContext& ctx = TraceContext::current();
+  ValueMap m;
+  for (size_t i = 0; i < operands.size(); ++i) m.map(op.operand(i), operands[i].value());
+  for (const Value* v : captured_values(op)) m.map(v, captured(v).value());
+  Operation* n = clone_op(ctx.builder(), op, m);
+  std::vector<SymbolicTensor> outs;
+  for (const auto& r : n->results()) outs.push_back(ctx.wrap(r.get()));
+  return outs;
 }
 
 AttrMap prefix_statics(const AttrMap& statics, const std::string& prefix) {

@@ -168,6 +168,20 @@ SymbolicTensor BatchContext::align_rank(const BatchArg& a, size_t rank) const {
   return emit_op1(EVOXC_TOP("expand_dims"), {a.v}, {{"axes", axes}});
 }
 
+JvpResult zero_jvp(JvpContext& ctx, const Operation& op, std::span<const SymbolicTensor> p,
+                   std::span<const SymbolicTensor>) {
+  std::vector<SymbolicTensor> y = ctx.primal(op, p);
+  return JvpResult{y, std::vector<SymbolicTensor>(y.size())};
+}
+
+JvpResult linear_jvp(JvpContext& ctx, const Operation& op, std::span<const SymbolicTensor> p,
+                     std::span<const SymbolicTensor> t) {
+  std::vector<SymbolicTensor> y = ctx.primal(op, p);
+  std::vector<SymbolicTensor> ts;
+  for (size_t i = 0; i < t.size(); ++i) ts.push_back(JvpContext::instantiate(t[i], op.operand(i)->type()));
+  return JvpResult{y, emit_like(op, ts)};
+}
+
 SymbolicTensor JvpContext::instantiate(const SymbolicTensor& tangent, const TensorType& type) {
   return tangent.defined() ? tangent : zeros(type);
 }

@@ -41,23 +41,6 @@ JvpRule unary_jvp(Deriv d) {
   };
 }
 
-JvpRule zero_jvp() {
-  return [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST>) {
-    std::vector<ST> y = ctx.primal(op, p);
-    return JvpResult{y, std::vector<ST>(y.size())};
-  };
-}
-
-// Linear ops: the tangent is the op itself applied to the tangents (zeros where undefined).
-JvpRule linear_jvp() {
-  return [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST> t) {
-    std::vector<ST> y = ctx.primal(op, p);
-    std::vector<ST> ts;
-    for (size_t i = 0; i < t.size(); ++i) ts.push_back(JvpContext::instantiate(t[i], op.operand(i)->type()));
-    return JvpResult{y, emit_like(op, ts)};
-  };
-}
-
 constexpr double kLn2 = std::numbers::ln2;
 constexpr double kLn10 = std::numbers::ln10;
 constexpr double kTwoOverSqrtPi = 2.0 * std::numbers::inv_sqrtpi;
@@ -94,7 +77,7 @@ void install_unary_jvps(JvpTable& j) {
   j.set("lgamma", unary_jvp([](const ST& x, const ST&) { return digamma(x); }));
   j.defer("digamma", "its derivative is the trigamma function, which the catalogue has no op for yet");
   j.set("softplus", unary_jvp([](const ST& x, const ST&) { return sigmoid(x); }));
-  for (const char* f : {"floor", "ceil", "round", "trunc", "sign"}) j.set(f, zero_jvp());
+  for (const char* f : {"floor", "ceil", "round", "trunc", "sign"}) j.set(f, zero_jvp);
   j.set("gelu", [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST> t) {
     std::vector<ST> y = ctx.primal(op, p);
     const ST& x = p[0];
@@ -113,7 +96,7 @@ void install_unary_jvps(JvpTable& j) {
     }
     return JvpResult{y, {t[0] * d}};
   });
-  j.set("neg", linear_jvp());
+  j.set("neg", linear_jvp);
   // abs: sign(x) * t, so the derivative at 0 is 0 (the subgradient JAX also picks).
   j.set("abs", unary_jvp([](const ST& x, const ST&) { return sign(x); }));
   j.set("square", unary_jvp([](const ST& x, const ST&) { return x * 2.0; }));
@@ -159,7 +142,7 @@ void install_binary_jvps(JvpTable& j) {
           ST r = ta.defined() ? ta / b : ST();
           return axpy(tb, -y / b, r);
         }));
-  j.set("floor_divide", zero_jvp());
+  j.set("floor_divide", zero_jvp);
   // remainder(a, b) = a - b floor(a/b); fmod(a, b) = a - b trunc(a/b): the quotient is
   // piecewise constant, so d = ta - tb * q.
   j.set("remainder", binary_jvp([](const ST& a, const ST& b, const ST&, const ST& ta, const ST& tb) {
@@ -233,7 +216,7 @@ void install_binary_jvps(JvpTable& j) {
     return JvpResult{y, emit_like(op, std::vector<ST>{t[0]})};
   });
   // bitcast_convert reinterprets bits: no derivative exists; a float result gets a zero tangent.
-  j.set("bitcast_convert", zero_jvp());
+  j.set("bitcast_convert", zero_jvp);
 }
 
 // ---- transposes of the linear elementwise ops. `cts[0]` has the result's shape; every
@@ -303,7 +286,7 @@ void install_elementwise_rules(RuleTables& t) {
                          "bitwise_or",   "bitwise_xor", "shift_left", "shift_right_logical", "shift_right_arithmetic",
                          "equal",        "not_equal",   "less",       "less_equal",          "greater",
                          "greater_equal"})
-    t.jvp.set(op, zero_jvp());
+    t.jvp.set(op, zero_jvp);
   install_transposes(t.transpose);
   // Creation ops have no tensor operands: they are never batched and have no tangent.
   for (const OpDef* d : all_ops())
@@ -311,7 +294,7 @@ void install_elementwise_rules(RuleTables& t) {
       t.batch.set(*d, [](BatchContext&, const Operation& op, std::span<const BatchArg>) -> std::vector<BatchArg> {
         throw InternalError("vmap: evoxc." + op.name() + " has no operands and cannot be batched");
       });
-      t.jvp.set(*d, zero_jvp());
+      t.jvp.set(*d, zero_jvp);
     }
 }
 

@@ -283,13 +283,6 @@ std::vector<BatchArg> batch_searchsorted(BatchContext& ctx, const Operation& op,
 
 // ---------------------------------------------------------------- jvp
 
-JvpRule zero_jvp() {
-  return [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST>) {
-    std::vector<ST> y = ctx.primal(op, p);
-    return JvpResult{y, std::vector<ST>(y.size())};
-  };
-}
-
 // Linear in operand 0 with the rest (indices, starts) fixed: the op applied to the tangent.
 JvpRule linear_in_first_jvp() {
   return [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST> t) {
@@ -486,8 +479,8 @@ void install_indexing_rules(RuleTables& t) {
   t.jvp.set("sort", sort_jvp);
   t.jvp.set("top_k", top_k_jvp);
   // Integer results carry no tangent: the driver never asks these for one.
-  t.jvp.set("argsort", zero_jvp());
-  t.jvp.set("searchsorted", zero_jvp());
+  t.jvp.set("argsort", zero_jvp);
+  t.jvp.set("searchsorted", zero_jvp);
 
   t.transpose.set("gather", gather_transpose);
   t.transpose.set("scatter", scatter_transpose);

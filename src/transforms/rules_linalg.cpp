@@ -529,10 +529,6 @@ void install_linalg_rules(RuleTables& t) {
     if (tg[1].defined()) out = add_tangents(out, emit_like(op, std::vector<ST>{p[0], tg[1]})[0]);
     return JvpResult{y, {out}};
   };
-  auto linear_jvp = [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST> tg) {
-    std::vector<ST> y = ctx.primal(op, p);
-    return JvpResult{y, emit_like(op, std::vector<ST>{tg[0]})};
-  };
   t.batch.set("dot", batch_dot);
   t.jvp.set("dot", bilinear_jvp);
   t.transpose.set("dot", transpose_dot);
@@ -554,10 +550,7 @@ void install_linalg_rules(RuleTables& t) {
 
   t.batch.set("matrix_rank", batch_trailing);
   // An int64 result: no tangent flows (the driver never asks; the entry completes the coverage).
-  t.jvp.set("matrix_rank", [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST>) {
-    std::vector<ST> y = ctx.primal(op, p);
-    return JvpResult{y, std::vector<ST>(y.size())};
-  });
+  t.jvp.set("matrix_rank", zero_jvp);
 }
 
 }  // namespace evoxc::transforms

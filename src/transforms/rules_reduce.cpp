@@ -31,22 +31,6 @@ std::vector<BatchArg> batch_shift_axes(BatchContext& ctx, const Operation& op, s
 
 // ---- jvp helpers
 
-JvpRule zero_jvp() {
-  return [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST>) {
-    std::vector<ST> y = ctx.primal(op, p);
-    return JvpResult{y, std::vector<ST>(y.size())};
-  };
-}
-
-// Linear ops (reduce_sum, reduce_mean, cumsum): the op applied to the tangent.
-JvpRule linear_jvp() {
-  return [](JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST> t) {
-    std::vector<ST> y = ctx.primal(op, p);
-    std::vector<ST> ts{JvpContext::instantiate(t[0], op.operand(0)->type())};
-    return JvpResult{y, emit_like(op, ts)};
-  };
-}
-
 // A scan op over `x` along `axis` (the op exactly: no accumulator widening as cumsum() does).
 ST scan(const OpDef& def, const ST& x, int64_t axis, bool reverse) {
   return emit_op1(def, {x}, {{"axis", axis}, {"reverse", reverse}});
@@ -250,9 +234,9 @@ void install_reduce_rules(RuleTables& t) {
                        "reduce_any", "reduce_all",  "argmax",     "argmin",          "cumsum",
                        "cumprod",    "cummax",      "cummin",     "reduce_logsumexp"};
   for (const char* op : ops) t.batch.set(op, batch_shift_axes);
-  t.jvp.set("reduce_sum", linear_jvp());
-  t.jvp.set("reduce_mean", linear_jvp());
-  t.jvp.set("cumsum", linear_jvp());
+  t.jvp.set("reduce_sum", linear_jvp);
+  t.jvp.set("reduce_mean", linear_jvp);
+  t.jvp.set("cumsum", linear_jvp);
   t.jvp.set("reduce_prod", prod_jvp());
   t.jvp.set("reduce_max", extreme_jvp());
   t.jvp.set("reduce_min", extreme_jvp());
@@ -261,7 +245,7 @@ void install_reduce_rules(RuleTables& t) {
   t.jvp.set("cummax", cumextreme_jvp());
   t.jvp.set("cummin", cumextreme_jvp());
   // Bool and integer results carry no tangent: the driver never asks these for one.
-  for (const char* op : {"reduce_any", "reduce_all", "argmax", "argmin"}) t.jvp.set(op, zero_jvp());
+  for (const char* op : {"reduce_any", "reduce_all", "argmax", "argmin"}) t.jvp.set(op, zero_jvp);
   install_transposes(t.transpose);
 }
 

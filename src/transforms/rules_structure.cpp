@@ -71,19 +71,6 @@ std::vector<BatchArg> batch_same(BatchContext&, const Operation& op, std::span<c
   return batch_with(op, args, op.attributes());
 }
 
-// Linear ops: the tangent is the op applied to the tangents (zeros where undefined).
-JvpResult linear_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST> t) {
-  std::vector<ST> y = ctx.primal(op, p);
-  std::vector<ST> ts;
-  for (size_t i = 0; i < t.size(); ++i) ts.push_back(JvpContext::instantiate(t[i], op.operand(i)->type()));
-  return JvpResult{y, emit_like(op, ts)};
-}
-
-JvpResult zero_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, std::span<const ST>) {
-  std::vector<ST> y = ctx.primal(op, p);
-  return JvpResult{y, std::vector<ST>(y.size())};
-}
-
 std::vector<ST> ct_list(const Operation& op) { return std::vector<ST>(op.num_operands()); }
 
 // A transpose rule for a one-operand op from the map of its result cotangent to its operand's.

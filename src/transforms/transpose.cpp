@@ -133,14 +133,7 @@ class Transposer final : public TransposeContext {
   }
 
   std::vector<SymbolicTensor> clone_forward(const Operation& op, std::span<const SymbolicTensor> vals) {
-    if (op.regions().empty()) return emit_like(op, vals);
-    ValueMap m;
-    for (size_t i = 0; i < vals.size(); ++i) m.map(op.operand(i), vals[i].value());
-    for (const Value* v : captured_values(op)) m.map(v, forward_of(v).value());
-    Operation* n = clone_op(ctx_.builder(), op, m);
-    std::vector<SymbolicTensor> outs;
-    for (const auto& r : n->results()) outs.push_back(ctx_.wrap(r.get()));
-    return outs;
+    return clone_with_captures(op, vals, [this](const Value* v) { return forward_of(v); });
   }
 
   void add_cotangent(const Value* v, const SymbolicTensor& c) override {

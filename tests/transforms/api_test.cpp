@@ -6,12 +6,14 @@
 
 #include "evoxc/evoxc.h"
 #include "evoxc/trace/control.h"
+#include "expect_error.h"
 #include "transforms/transform_util.h"
 
 namespace evoxc {
 namespace {
 
 using ST = SymbolicTensor;
+using test::expect_error;
 using testing::random_tensor;
 using testing::run_flat;
 constexpr DType f64 = DType::F64;
@@ -26,16 +28,6 @@ size_t count_ops(const Block& b) {
   return n;
 }
 size_t count_ops(const Graph& g) { return count_ops(g.main().entry()); }
-
-template <typename E>
-void expect_error(const std::function<void()>& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error containing '" << part << "'";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
 
 TEST(TransformApi, VectorizeInsertsTheBatchAxisWhereInAxesSays) {
   Graph g = trace([](ST a, ST b) { return a * b + 1.0; }, TensorSpec({3}, f64), TensorSpec({3}, f64));

@@ -16,6 +16,8 @@ namespace evoxc {
 namespace {
 
 using testing::make_tensor;
+using testing::row;
+using testing::stack;
 
 // How a case's operand is drawn: well-conditioned for the op that reads it.
 enum class Draw {
@@ -129,26 +131,6 @@ std::vector<Tensor> draw_inputs(const Case& c, const std::vector<int64_t>& batch
     for (const DimExpr& d : t[i].shape) s.push_back(d.value());
     out.push_back(draw(s, c.draws[i], seed + 31 * i));
   }
-  return out;
-}
-
-// Stacks tensors of one shape on a new leading axis; the i-th row of a stack.
-Tensor stack(const std::vector<Tensor>& ts) {
-  std::vector<int64_t> shape{static_cast<int64_t>(ts.size())};
-  shape.insert(shape.end(), ts[0].shape().begin(), ts[0].shape().end());
-  Tensor out = Tensor::empty(shape, ts[0].dtype());
-  auto* p = static_cast<char*>(out.raw_data());
-  for (const Tensor& t : ts) {
-    std::memcpy(p, t.raw_data(), t.nbytes());
-    p += t.nbytes();
-  }
-  return out;
-}
-Tensor row(const Tensor& t, int64_t i) {
-  std::vector<int64_t> shape(t.shape().begin() + 1, t.shape().end());
-  Tensor out = Tensor::empty(shape, t.dtype());
-  std::memcpy(out.raw_data(), static_cast<const char*>(t.raw_data()) + static_cast<size_t>(i) * out.nbytes(),
-              out.nbytes());
   return out;
 }
 

@@ -16,7 +16,9 @@ namespace evoxc {
 namespace {
 
 using testing::make_tensor;
+using testing::row;
 using testing::run_flat;
+using testing::stack;
 using testing::values_of;
 using Ints = std::vector<int64_t>;
 
@@ -73,26 +75,6 @@ std::vector<Tensor> op_inputs(const std::string& op, const Graph& g, uint64_t se
 }
 
 // ---------------------------------------------------------------- vmap against a loop
-
-Tensor stack(const std::vector<Tensor>& ts) {
-  std::vector<int64_t> shape{static_cast<int64_t>(ts.size())};
-  shape.insert(shape.end(), ts[0].shape().begin(), ts[0].shape().end());
-  Tensor out = Tensor::empty(shape, ts[0].dtype());
-  auto* p = static_cast<char*>(out.raw_data());
-  for (const Tensor& t : ts) {
-    std::memcpy(p, t.raw_data(), t.nbytes());
-    p += t.nbytes();
-  }
-  return out;
-}
-
-Tensor row(const Tensor& t, int64_t i) {
-  std::vector<int64_t> shape(t.shape().begin() + 1, t.shape().end());
-  Tensor out = Tensor::empty(shape, t.dtype());
-  std::memcpy(out.raw_data(), static_cast<const char*>(t.raw_data()) + static_cast<size_t>(i) * out.nbytes(),
-              out.nbytes());
-  return out;
-}
 
 // The in_axes tree for `def` with its leaves (in order) mapped at axis 0 or not.
 AxisTree axes_tree(const TreeDef& def, const std::vector<bool>& mapped, size_t& pos) {

@@ -89,23 +89,6 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, double lo, doub
   return out;
 }
 
-void expect_close(const Tensor& a, const Tensor& b, double rtol, double atol, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  std::vector<double> x = values_of(a), y = values_of(b);
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i]) || std::isnan(y[i])) {
-      EXPECT_EQ(std::isnan(x[i]), std::isnan(y[i])) << what << " at " << i << ": " << x[i] << " vs " << y[i];
-      continue;
-    }
-    if (x[i] == y[i]) continue;
-    EXPECT_LE(std::abs(x[i] - y[i]), atol + rtol * std::abs(y[i]))
-        << what << " at " << i << ": " << x[i] << " vs " << y[i];
-  }
-}
-
-namespace {
-
-// Stacks n tensors of one shape on a new leading axis (bytes, any dtype).
 Tensor stack(const std::vector<Tensor>& ts) {
   std::vector<int64_t> shape{static_cast<int64_t>(ts.size())};
   shape.insert(shape.end(), ts[0].shape().begin(), ts[0].shape().end());
@@ -125,6 +108,22 @@ Tensor row(const Tensor& t, int64_t i) {
               out.nbytes());
   return out;
 }
+
+void expect_close(const Tensor& a, const Tensor& b, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  std::vector<double> x = values_of(a), y = values_of(b);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i])) {
+      EXPECT_EQ(std::isnan(x[i]), std::isnan(y[i])) << what << " at " << i << ": " << x[i] << " vs " << y[i];
+      continue;
+    }
+    if (x[i] == y[i]) continue;
+    EXPECT_LE(std::abs(x[i] - y[i]), atol + rtol * std::abs(y[i]))
+        << what << " at " << i << ": " << x[i] << " vs " << y[i];
+  }
+}
+
+namespace {
 
 double dot(const Tensor& a, const Tensor& b) {
   std::vector<double> x = values_of(a), y = values_of(b);

@@ -22,6 +22,11 @@ Tensor random_tensor(const std::vector<int64_t>& shape, DType dtype, uint64_t se
 // One random tensor per input spec of `g` (symbolic extents bound to `sym`).
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, double lo = -1.0, double hi = 1.0, int64_t sym = 3);
 
+// Stacks tensors of one shape and dtype on a new leading axis (bytes, any dtype).
+Tensor stack(const std::vector<Tensor>& ts);
+// Row i of a stacked tensor (a copy).
+Tensor row(const Tensor& t, int64_t i);
+
 // Max |a - b| / (atol + rtol |b|) <= 1 elementwise (NaNs must agree); gtest failure naming `what` otherwise.
 void expect_close(const Tensor& a, const Tensor& b, double rtol, double atol, const std::string& what);
 
