@@ -15,7 +15,7 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Stages {
-  double trace = 0, build = 0, run = 0;
+  double trace = 0, build = 0, run = 0, vmap = 0, vjp = 0;
 };
 
 // One pass over the population: every stage of every program, timed per stage.
@@ -27,6 +27,13 @@ Stages generation(const std::vector<evoxc::bench::GpTree>& pop, int vars, int64_
   auto t0 = Clock::now();
   for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
   s.trace = since(t0);
+  // Transform staging: a vectorized and a reverse-mode graph of every program (not run).
+  t0 = Clock::now();
+  for (const Graph& g : graphs) (void)vectorize(g);
+  s.vmap = since(t0);
+  t0 = Clock::now();
+  for (const Graph& g : graphs) (void)vjp(g);
+  s.vjp = since(t0);
   std::vector<Executable> exes(pop.size());
   t0 = Clock::now();
   for (size_t i = 0; i < pop.size(); ++i) exes[i] = load(compile(lower(graphs[i])));
@@ -93,12 +100,14 @@ int main(int argc, char** argv) {
     }
     std::vector<Tensor> outs{Tensor::zeros({cases}, f32)};
     // The median of `reps` generations per stage, so one noisy pass does not decide.
-    std::vector<double> tr, bu, ru;
+    std::vector<double> tr, bu, ru, vm, vj;
     for (int r = 0; r < reps; ++r) {
       Stages s = generation(pop, vars, cases, inputs, outs, 5);
       tr.push_back(s.trace);
       bu.push_back(s.build);
       ru.push_back(s.run);
+      vm.push_back(s.vmap);
+      vj.push_back(s.vjp);
     }
     auto median = [](std::vector<double> v) {
       std::sort(v.begin(), v.end());
@@ -106,10 +115,13 @@ int main(int argc, char** argv) {
     };
     double n = programs;
     double t = median(tr) / n * 1e6, b = median(bu) / n * 1e6, x = median(ru) / n * 1e6;
+    double v = median(vm) / n * 1e6, g = median(vj) / n * 1e6;
     double nodes_per_s = static_cast<double>(size) * static_cast<double>(cases) / (x * 1e-6);
     if (json) {
-      std::printf("{\"trace_us\": %.3f, \"build_us\": %.3f, \"run_us\": %.3f, \"node_evals_per_s\": %.4g}\n", t, b, x,
-                  nodes_per_s);
+      std::printf(
+          "{\"trace_us\": %.3f, \"build_us\": %.3f, \"run_us\": %.3f, \"node_evals_per_s\": %.4g, \"vmap_us\": %.3f, "
+          "\"vjp_us\": %.3f}\n",
+          t, b, x, nodes_per_s, v, g);
     } else {
       std::printf("GP population: %d programs of %d nodes over %d inputs of %lld float32 cases (median of %d)\n",
                   programs, size, vars, static_cast<long long>(cases), reps);
@@ -118,6 +130,8 @@ int main(int argc, char** argv) {
       std::printf("  execute                 %8.2f us/program  (%.3g node-evaluations/s)\n", x, nodes_per_s);
       std::printf("  a new generation costs  %8.2f ms (trace + build + one run of every program)\n",
                   (t + b + x) * n / 1e3);
+      std::printf("  vectorize (transform)   %8.2f us/program\n", v);
+      std::printf("  vjp (transform)         %8.2f us/program\n", g);
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "bench_staging: %s\n", e.what());

@@ -1,11 +1,13 @@
-// The subcommands of the `evoxc` tool: print, verify, run, ops, devices, dot, bench.
+// The subcommands of the `evoxc` tool: print, verify, run, ops, devices, dot, bench, transform.
 #include "commands.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <sstream>
 
 #include "evoxc/core/file_io.h"
+#include "evoxc/core/limits.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/io/npy.h"
 #include "evoxc/ops/op_def.h"
@@ -102,6 +105,150 @@ int run_program(std::vector<std::string> args) {
   if (waitpid(pid, &status, 0) < 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+// Reads the --in-axes/--out-axes text by recursive descent: an int, none, or a tuple, list or
+// dict of them. Containers nest at most kMaxNestingDepth deep (the budget a Tree accepts), so
+// hostile text cannot overflow the stack; every mistake is a ParseError with the column.
+class AxisTreeParser {
+ public:
+  explicit AxisTreeParser(std::string_view text) : s_(text) {}
+  AxisTree parse() {
+    AxisTree t = node(0);
+    skip();
+    if (i_ != s_.size()) fail("unexpected " + here() + " after the end of the tree");
+    return t;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string shown = s_.size() > 80 ? std::string(s_.substr(0, 77)) + "..." : std::string(s_);
+    throw ParseError("axis tree \"" + shown + "\", column " + std::to_string(i_ + 1) + ": " + what);
+  }
+  std::string here() const { return i_ < s_.size() ? "'" + std::string(1, s_[i_]) + "'" : "the end of the text"; }
+  void skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  bool accept(char c) {
+    skip();
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  // After an item of a container closed by `close`: a ',' (true) or the closing bracket next.
+  bool separator(char close, const char* what) {
+    if (accept(',')) return true;
+    skip();
+    if (i_ >= s_.size() || s_[i_] != close)
+      fail(std::string("expected ',' or '") + close + "' in a " + what + ", got " + here());
+    return false;
+  }
+
+  AxisTree node(int depth) {
+    skip();
+    if (i_ >= s_.size()) fail("expected an axis (an integer), none, '(', '[' or '{', got the end of the text");
+    char c = s_[i_];
+    if (c == '(' || c == '[' || c == '{') {
+      // `depth` containers enclose this node; opening one more must stay within the budget.
+      if (depth >= kMaxNestingDepth) fail("containers nested more than " + std::to_string(kMaxNestingDepth) + " deep");
+      ++i_;
+      if (c == '(') return tuple(depth);
+      if (c == '[') return list(depth);
+      return dict(depth);
+    }
+    if (c == '-' || c == '+' || std::isdigit(static_cast<unsigned char>(c))) return integer();
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = i_;
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) ++i_;
+      std::string word(s_.substr(start, i_ - start));
+      if (word == "none" || word == "None") return AxisTree::none();
+      i_ = start;
+      fail("unknown word '" + word + "' (an axis is an integer; none means not mapped)");
+    }
+    fail("expected an axis (an integer), none, '(', '[' or '{', got " + here());
+  }
+
+  AxisTree integer() {
+    size_t start = i_;
+    if (s_[i_] == '+' || s_[i_] == '-') ++i_;
+    size_t digits = i_;
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    if (i_ == digits) fail("expected digits after the sign");
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(s_.data() + digits, s_.data() + i_, v);
+    if (ec != std::errc() || end != s_.data() + i_) {
+      std::string shown(s_.substr(start, i_ - start));
+      i_ = start;
+      fail("axis " + shown + " is out of range");
+    }
+    return AxisTree(s_[start] == '-' ? -v : v);
+  }
+
+  AxisTree tuple(int depth) {
+    std::vector<AxisTree> items;
+    bool trailing_comma = false;
+    while (!accept(')')) {
+      items.push_back(node(depth + 1));
+      trailing_comma = separator(')', "tuple");
+    }
+    if (items.size() == 1 && !trailing_comma)
+      fail(
+          "a one-element tuple needs a trailing comma, (0,), as printed trees have; write the axis alone to map "
+          "everything below it");
+    return AxisTree::tuple(std::move(items));
+  }
+
+  AxisTree list(int depth) {
+    std::vector<AxisTree> items;
+    while (!accept(']')) {
+      items.push_back(node(depth + 1));
+      separator(']', "list");
+    }
+    return AxisTree::list(std::move(items));
+  }
+
+  AxisTree dict(int depth) {
+    std::map<std::string, AxisTree> items;
+    while (!accept('}')) {
+      skip();
+      size_t kpos = i_;
+      if (i_ >= s_.size() || (s_[i_] != '\'' && s_[i_] != '"'))
+        fail("expected a dict key in quotes ('w' or \"w\"), got " + here());
+      char q = s_[i_];
+      size_t close = s_.find(q, i_ + 1);
+      if (close == std::string_view::npos) fail("unterminated dict key (missing closing quote)");
+      std::string key(s_.substr(i_ + 1, close - i_ - 1));
+      i_ = close + 1;
+      if (!accept(':')) fail("expected ':' after the dict key '" + key + "', got " + here());
+      AxisTree value = node(depth + 1);
+      if (!items.emplace(key, std::move(value)).second) {
+        i_ = kpos;
+        fail("dict key '" + key + "' appears twice");
+      }
+      separator('}', "dict");
+    }
+    return AxisTree::dict(std::move(items));
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+// One row per transform name: which options it takes.
+struct TransformInfo {
+  const char* name;
+  bool argnums;  // --argnums
+  bool has_aux;  // --has-aux
+  bool axes;     // --in-axes, --out-axes, --batch-size
+};
+constexpr TransformInfo kTransforms[] = {
+    {"vmap", false, false, true},   {"vectorize", false, false, true}, {"jvp", false, false, false},
+    {"vjp", false, false, false},   {"grad", true, true, false},       {"value_and_grad", true, true, false},
+    {"jacfwd", true, false, false}, {"jacrev", true, false, false},    {"hessian", true, false, false},
+};
+
+size_t count_ops(const Graph& g) { return g.main().entry().operations().size(); }
 
 }  // namespace
 
@@ -253,6 +400,135 @@ void cmd_bench(bool quick, std::ostream& out) {
   out << "interpreter threads: " << interp::num_threads() << "\n";
   out << "For the side-by-side comparison with numpy, PyTorch and JAX, run: .venv/bin/python bench/compare.py"
       << (quick ? " --quick" : "") << "\n";
+}
+
+AxisTree parse_axis_tree(std::string_view text) { return AxisTreeParser(text).parse(); }
+
+ArgNums parse_argnums(std::string_view text) {
+  auto fail = [&](const std::string& what) -> ParseError {
+    return ParseError("argnums \"" + std::string(text.substr(0, 80)) + "\": " + what +
+                      " (write one argument index, 1, or a comma-separated tuple, 0,2 or 1,)");
+  };
+  std::vector<int64_t> nums;
+  bool comma = false;
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  skip();
+  if (i == text.size()) throw fail("no argument index");
+  while (i < text.size()) {
+    size_t start = i;
+    if (text[i] == '-' || text[i] == '+') ++i;
+    size_t digits = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == digits) throw fail("expected an argument index at column " + std::to_string(start + 1));
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data() + digits, text.data() + i, v);
+    if (ec != std::errc() || end != text.data() + i)
+      throw fail("index " + std::string(text.substr(start, i - start)) + " is out of range");
+    nums.push_back(text[start] == '-' ? -v : v);
+    skip();
+    if (i == text.size()) break;
+    if (text[i] != ',') throw fail("expected ',' at column " + std::to_string(i + 1));
+    comma = true;
+    ++i;
+    skip();
+  }
+  if (!comma) return ArgNums(nums.front());
+  return ArgNums::tuple(std::move(nums));
+}
+
+std::optional<DimExpr> parse_batch_size(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  if (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-' || text[0] == '+') {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data() + (text[0] == '+'), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v <= 0)
+      throw ParseError("batch size '" + std::string(text) + "' must be a positive whole number or a symbol name");
+    return DimExpr(v);
+  }
+  try {
+    return DimExpr::symbol(std::string(text));
+  } catch (const ShapeError& e) {
+    throw ParseError("batch size '" + std::string(text) + "': " + e.what());
+  }
+}
+
+const std::vector<std::string>& transform_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const TransformInfo& t : kTransforms) v.emplace_back(t.name);
+    return v;
+  }();
+  return names;
+}
+
+std::string transform_usage_error(const TransformArgs& args) {
+  const TransformInfo* found = nullptr;
+  for (const TransformInfo& info : kTransforms)
+    if (args.transform == info.name) found = &info;
+  if (!found) return "unknown transform '" + args.transform + "' (known: " + join(transform_names(), ", ") + ")";
+  const TransformInfo& t = *found;
+  auto refuse = [&](const std::string& option, const std::string& takers) {
+    return option + " does not apply to " + args.transform + " (only " + takers + " take it)";
+  };
+  if (!args.argnums.empty() && !t.argnums) return refuse("--argnums", "grad, value_and_grad, jacfwd, jacrev, hessian");
+  if (args.has_aux && !t.has_aux) return refuse("--has-aux", "grad and value_and_grad");
+  for (const auto& [option, value] : {std::pair<const char*, const std::string&>{"--in-axes", args.in_axes},
+                                      {"--out-axes", args.out_axes},
+                                      {"--batch-size", args.batch_size}})
+    if (!value.empty() && !t.axes) return refuse(option, "vmap and vectorize");
+  return "";
+}
+
+void cmd_transform(const TransformArgs& args, std::ostream& out) {
+  std::string usage = transform_usage_error(args);
+  if (!usage.empty()) throw CliError(usage);
+  const TransformInfo& t = *std::find_if(std::begin(kTransforms), std::end(kTransforms),
+                                         [&](const TransformInfo& info) { return args.transform == info.name; });
+  Graph g = load_graph(args.graph);
+  // Verify first: the transforms assume a well-formed graph, and a bad file should get
+  // verify's message, not an error from inside a transform.
+  verify(g);
+  ArgNums argnums = args.argnums.empty() ? ArgNums() : parse_argnums(args.argnums);
+  std::string name = t.name;
+  Graph result;
+  if (t.axes) {
+    AxisTree in_axes = args.in_axes.empty() ? AxisTree(0) : parse_axis_tree(args.in_axes);
+    AxisTree out_axes = args.out_axes.empty() ? AxisTree(0) : parse_axis_tree(args.out_axes);
+    result = vectorize(g, in_axes, out_axes, parse_batch_size(args.batch_size));
+  } else if (name == "jvp") {
+    result = jvp(g);
+  } else if (name == "vjp") {
+    result = vjp(g);
+  } else if (name == "grad") {
+    result = grad(g, argnums, args.has_aux);
+  } else if (name == "value_and_grad") {
+    result = value_and_grad(g, argnums, args.has_aux);
+  } else if (name == "jacfwd") {
+    result = jacfwd(g, argnums);
+  } else if (name == "jacrev") {
+    result = jacrev(g, argnums);
+  } else if (name == "hessian") {
+    result = hessian(g, argnums);
+  } else {
+    throw InternalError("evoxc transform: no call for the transform '" + name + "'");
+  }
+
+  if (args.output == "-") {  // the text alone, so it can be piped
+    out << result.to_string();
+    return;
+  }
+  const std::string suffix = ".evoxcgraph";
+  bool json = args.output.size() >= suffix.size() &&
+              args.output.compare(args.output.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if (json)
+    result.save(args.output);
+  else
+    write_file_atomic(args.output, result.to_string());
+  out << args.transform << ": " << count_ops(g) << " ops -> " << count_ops(result) << " ops in main, written to "
+      << args.output << "\n";
 }
 
 }  // namespace evoxc::cli

@@ -22,7 +22,7 @@ int report(const std::string& what, int code) {
 
 int main(int argc, char** argv) {
   namespace cli = evoxc::cli;
-  CLI::App app{"evoxc: inspect, verify, run and benchmark evoxc graphs (.evoxcgraph files)", "evoxc"};
+  CLI::App app{"evoxc: inspect, verify, run, transform and benchmark evoxc graphs (.evoxcgraph files)", "evoxc"};
   app.require_subcommand(1);
 
   std::string graph_path;
@@ -80,6 +80,63 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "Time the benchmark workloads on the interpreter");
   bench->add_flag("--quick", quick, "shorter timing batches");
 
+  cli::TransformArgs tf_opts;
+  CLI::App* transform =
+      app.add_subcommand("transform", "Transform a graph (vmap, jvp, vjp, grad, ...) and write the transformed graph");
+  // An option's text is checked as it is parsed, so a malformed one is a usage error (exit code 2)
+  // found before the graph is read; a well-formed one that does not fit the graph is the
+  // transform's TransformError (exit code 1).
+  auto text_check = [](auto parse) {
+    return [parse](const std::string& text) -> std::string {
+      try {
+        parse(text);
+        return "";
+      } catch (const evoxc::Error& e) {
+        return e.what();
+      }
+    };
+  };
+  transform
+      ->add_option("TRANSFORM", tf_opts.transform,
+                   "vmap (or vectorize), jvp, vjp, grad, value_and_grad, jacfwd, jacrev or hessian")
+      ->required()
+      ->check([](const std::string& name) -> std::string {
+        for (const auto& n : cli::transform_names())
+          if (n == name) return "";
+        std::string known;
+        for (const auto& n : cli::transform_names()) known += (known.empty() ? "" : ", ") + n;
+        return "unknown transform '" + name + "' (known: " + known + ")";
+      });
+  transform->add_option("FILE", tf_opts.graph, "a .evoxcgraph file (or EvoXIR text)")->required();
+  transform
+      ->add_option("-o,--output", tf_opts.output,
+                   "where to write the result: FILE.evoxcgraph (JSON), any other name for EvoXIR text, - for stdout")
+      ->required();
+  transform
+      ->add_option("--argnums", tf_opts.argnums,
+                   "grad, value_and_grad, jacfwd, jacrev, hessian: the arguments to differentiate; one index (1) "
+                   "gives that argument's result alone, a comma-separated list (0,2 or 1,) a tuple; default 0")
+      ->type_name("I[,J...]")
+      ->check(text_check(cli::parse_argnums));
+  transform->add_flag("--has-aux", tf_opts.has_aux,
+                      "grad, value_and_grad: the graph returns (loss, aux); aux is passed through");
+  transform
+      ->add_option("--in-axes", tf_opts.in_axes,
+                   "vmap: the mapped axis of each input, a prefix tree of the input tree: an int, none (not mapped), "
+                   "or a tuple/list/dict of them, e.g. \"(0, none, {'w': 1})\"; default 0")
+      ->type_name("TREE")
+      ->check(text_check(cli::parse_axis_tree));
+  transform
+      ->add_option("--out-axes", tf_opts.out_axes,
+                   "vmap: where each output gets the batch axis, a prefix tree of the output tree; default 0")
+      ->type_name("TREE")
+      ->check(text_check(cli::parse_axis_tree));
+  transform
+      ->add_option("--batch-size", tf_opts.batch_size,
+                   "vmap: the batch extent, a positive number or a symbol name; default a fresh symbol (B, B1, ...)")
+      ->type_name("N|NAME")
+      ->check(text_check(cli::parse_batch_size));
+
   // CLI11 reports an unknown subcommand as an unexpected argument; say what it is.
   if (argc > 1 && argv[1][0] != '-') {
     std::string name = argv[1];
@@ -102,6 +159,12 @@ int main(int argc, char** argv) {
                   2);
   }
 
+  // Options the chosen transform does not take are usage errors too.
+  if (*transform) {
+    std::string usage = cli::transform_usage_error(tf_opts);
+    if (!usage.empty()) return report(usage + " (see 'evoxc transform --help')", 2);
+  }
+
   try {
     if (*print) cli::cmd_print(graph_path, std::cout);
     if (*verify) cli::cmd_verify(graph_path, std::cout);
@@ -110,6 +173,7 @@ int main(int argc, char** argv) {
     if (*devices) cli::cmd_devices(std::cout);
     if (*dot) cli::cmd_dot(dot_opts, std::cout);
     if (*bench) cli::cmd_bench(quick, std::cout);
+    if (*transform) cli::cmd_transform(tf_opts, std::cout);
   } catch (const evoxc::InternalError& e) {
     return report(std::string("internal error (please report it): ") + e.what(), 1);
   } catch (const evoxc::Error& e) {

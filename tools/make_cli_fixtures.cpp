@@ -5,6 +5,8 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "evoxc/evoxc.h"
 #include "evoxc/io/npy.h"
@@ -84,6 +86,50 @@ void write_fixtures(const std::filesystem::path& dir) {
   size_t tree_at = affine_json.find("\"(*,)\"");
   if (tree_at == std::string::npos) throw evoxc::InternalError("make_cli_fixtures: no input tree in " + affine_json);
   evoxc::write_file_atomic(file("too_many_leaves.evoxcgraph"), affine_json.replace(tree_at, 6, "\"(*, *)\""));
+
+  // `evoxc transform` (issue 8). Every expected value below is a sum of a few products of small
+  // dyadic numbers, so it is exact in float32 whatever order the transformed graph adds in.
+  auto f32 = [](std::vector<float> v, std::vector<int64_t> shape) {
+    return Tensor::from_vector<float>(std::move(v), std::move(shape));
+  };
+  auto npy = [&](const std::string& name, const Tensor& t) { evoxc::io::write_npy(file(name), t); };
+  // loss(x, y) = sum(x*x + x*y): d/dx = 2x + y, d/dy = x, d2/dx2 = 2I.
+  auto loss = [](SymbolicTensor x, SymbolicTensor y) { return evoxc::sum(x * x + x * y); };
+  evoxc::trace(loss, TensorSpec({3}, evoxc::f32), TensorSpec({3}, evoxc::f32)).save(file("loss.evoxcgraph"));
+  npy("lx.npy", f32({1, 2, -0.5f}, {3}));
+  npy("ly.npy", f32({0.5f, -1, 3}, {3}));
+  npy("loss_expected.npy", Tensor::scalar<float>(2.25f));  // 1.5 + 2 - 1.25
+  npy("grad_x_expected.npy", f32({2.5f, 3, 2}, {3}));      // 2x + y
+  npy("grad_y_expected.npy", f32({1, 2, -0.5f}, {3}));     // x
+  npy("hessian_expected.npy", f32({2, 0, 0, 0, 2, 0, 0, 0, 2}, {3, 3}));
+  // jvp: tangents (tx, ty); the output tangent is sum((2x + y) tx + x ty) = 6.5 + 2.5.
+  npy("ltx.npy", f32({1, 0, 2}, {3}));
+  npy("lty.npy", f32({0, 1, -1}, {3}));
+  npy("jvp_expected.npy", Tensor::scalar<float>(9));
+  // vjp: the loss's cotangent 2 scales both gradients.
+  npy("lct.npy", Tensor::scalar<float>(2));
+  npy("vjp_x_expected.npy", f32({5, 6, 4}, {3}));
+  npy("vjp_y_expected.npy", f32({2, 4, -1}, {3}));
+  // vmap with in_axes (0, None): rows of x against the shared y; row 0 is lx.
+  npy("bx.npy", f32({1, 2, -0.5f, 0, 1, 2}, {2, 3}));
+  npy("vmap_loss_expected.npy", f32({2.25f, 10}, {2}));
+  // vmap of affine (x*2+1): batch at axis 0, and at axis 1 in and out with a constant batch size.
+  npy("ax.npy", f32({0, 1, 2, -1.5f, 3, 4, 5, 6}, {2, 4}));
+  npy("vmap_affine_expected.npy", f32({1, 3, 5, -2, 7, 9, 11, 13}, {2, 4}));
+  npy("axt.npy", f32({0, 3, 1, 4, 2, 5, -1.5f, 6}, {4, 2}));
+  npy("vmap_affine_t_expected.npy", f32({1, 7, 3, 9, 5, 11, -2, 13}, {4, 2}));
+  // A loss with aux output: (sum(x*x), x + 1).
+  auto loss_aux = [](SymbolicTensor x) { return std::pair{evoxc::sum(x * x), x + 1.0}; };
+  evoxc::trace(loss_aux, TensorSpec({3}, evoxc::f32)).save(file("loss_aux.evoxcgraph"));
+  npy("aux_expected.npy", f32({2, 3, 0.5f}, {3}));  // lx + 1
+  npy("grad_2x_expected.npy", f32({2, 4, -1}, {3}));
+  npy("loss_aux_expected.npy", Tensor::scalar<float>(5.25f));  // 1 + 4 + 0.25
+  // A while_loop whose trip count depends on the data (double x until it reaches 10): no reverse mode.
+  auto doubling = [](SymbolicTensor x) {
+    return evoxc::while_loop([](const SymbolicTensor& c) { return evoxc::less(c, 10.0); },
+                             [](const SymbolicTensor& c) { return c * 2.0; }, x);
+  };
+  evoxc::trace(doubling, TensorSpec({}, evoxc::f32)).save(file("doubling.evoxcgraph"));
 }
 
 }  // namespace

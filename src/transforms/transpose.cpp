@@ -156,8 +156,8 @@ struct VjpParts {
 // Builds, in `tracer`, the forward part and the transposed linear part of jvp(graph).
 // `primals` are the new graph's values for the inputs; `seeds` one cotangent per output leaf
 // (undefined where zero; ignored for non-float outputs).
-VjpParts build_vjp(const Graph& graph, trace_detail::Tracer& tracer, const std::vector<SymbolicTensor>& primals,
-                   const std::vector<SymbolicTensor>& seeds) {
+VjpParts build_vjp_parts(const Graph& graph, trace_detail::Tracer& tracer, const std::vector<SymbolicTensor>& primals,
+                         const std::vector<SymbolicTensor>& seeds) {
   Graph lin = jvp_raw(graph);
   const Block& entry = lin.main().entry();
   size_t n_in = graph.num_inputs(), n_out = graph.num_outputs();
@@ -185,6 +185,17 @@ VjpParts build_vjp(const Graph& graph, trace_detail::Tracer& tracer, const std::
   size_t t = n_in;
   for (size_t i = 0; i < n_in; ++i) parts.input_cts.push_back(in_t[i] ? arg_cts[t++] : SymbolicTensor());
   return parts;
+}
+
+// build_vjp_parts, with a missing rule reported as a reverse-mode error: the user asked for
+// `what` (grad, vjp, ...), not for the jvp or transpose step that failed inside it.
+VjpParts build_vjp(const Graph& graph, trace_detail::Tracer& tracer, const std::vector<SymbolicTensor>& primals,
+                   const std::vector<SymbolicTensor>& seeds, const char* what) {
+  try {
+    return build_vjp_parts(graph, tracer, primals, seeds);
+  } catch (const TransformError& e) {
+    throw TransformError(std::string(what) + " (reverse mode = jvp, then transpose): " + e.what());
+  }
 }
 
 // The argument subtrees of the graph's input tuple named by argnums, checked.
@@ -248,7 +259,7 @@ Graph grad_impl(const Graph& graph, const ArgNums& argnums, bool has_aux, bool w
   for (const auto& s : graph.input_specs()) primals.push_back(tracer.input(s));
   std::vector<SymbolicTensor> seeds(graph.num_outputs());
   seeds[loss_leaf] = scalar_like(1.0, ls.dtype);
-  VjpParts parts = build_vjp(graph, tracer, primals, seeds);
+  VjpParts parts = build_vjp(graph, tracer, primals, seeds, with_value ? "value_and_grad" : "grad");
   Tree<SymbolicTensor> grads = gradient_tree(graph, argnums, parts.input_cts, primals);
   Tree<SymbolicTensor> result;
   if (has_aux) {
@@ -274,7 +285,7 @@ Graph vjp_graph(const Graph& graph) {
   std::vector<bool> out_t = float_leaves(out_specs);
   for (size_t j = 0; j < out_specs.size(); ++j)
     seeds.push_back(out_t[j] ? tracer.input(out_specs[j]) : SymbolicTensor());
-  VjpParts parts = build_vjp(graph, tracer, primals, seeds);
+  VjpParts parts = build_vjp(graph, tracer, primals, seeds, "vjp");
   std::vector<bool> in_t = float_leaves(graph.input_specs());
   std::vector<SymbolicTensor> leaves = parts.outputs;
   for (size_t i = 0; i < parts.input_cts.size(); ++i)
@@ -292,7 +303,7 @@ Graph vjp_seeded(const Graph& graph, const std::vector<bool>& seeded) {
   std::vector<TensorSpec> out_specs = graph.output_specs();
   for (size_t j = 0; j < out_specs.size(); ++j)
     seeds.push_back(seeded[j] && has_tangent(out_specs[j].dtype) ? tracer.input(out_specs[j]) : SymbolicTensor());
-  VjpParts parts = build_vjp(graph, tracer, primals, seeds);
+  VjpParts parts = build_vjp(graph, tracer, primals, seeds, "jacrev");
   std::vector<TreeDef> kids;
   for (size_t i = 0; i < parts.input_cts.size(); ++i)
     if (has_tangent(primals[i].dtype())) {
