@@ -90,10 +90,12 @@ class FunctionVerifier {
 
   // A static extent below zero cannot be a tensor's (an in-memory graph can hold one: the
   // text parser and the JSON reader refuse it, a Builder caller may not).
-  void check_extents(const Value* v, const std::string& what) {
+  // `what` builds the value's description only when there is an error to report.
+  template <typename What>
+  void check_extents(const Value* v, const What& what) {
     for (const DimExpr& d : v->shape())
       if (d.is_const() && d.value() < 0)
-        fail(what + " has type " + v->type().to_string() + ", whose extent " + d.to_string() + " is negative");
+        fail(what() + " has type " + v->type().to_string() + ", whose extent " + d.to_string() + " is negative");
   }
 
   void block(const Block& b, const Operation* parent, size_t region, int depth) {
@@ -108,7 +110,7 @@ class FunctionVerifier {
       if (a->owner_block() != &b || a->index() != i || a->defining_op() != nullptr)
         fail("argument " + std::to_string(i) + " of " + where(parent, region) +
              " does not record this block as its owner");
-      check_extents(a, "argument " + std::to_string(i) + " of " + where(parent, region));
+      check_extents(a, [&] { return "argument " + std::to_string(i) + " of " + where(parent, region); });
       visible_.insert(a);
       added_.push_back(a);
     }
@@ -137,7 +139,7 @@ class FunctionVerifier {
         const Value* v = op.result(r);
         if (v->defining_op() != &op || v->index() != r || v->owner_block() != nullptr)
           fail(describe(op) + ": result " + std::to_string(r) + " does not record this op as its definition");
-        check_extents(v, describe(op) + ": result " + std::to_string(r));
+        check_extents(v, [&] { return describe(op) + ": result " + std::to_string(r); });
       }
       for (size_t r = 0; r < op.regions().size(); ++r) {
         if (op.regions()[r]->parent_op() != &op)

@@ -159,7 +159,10 @@ AttrMap prefix_statics(const AttrMap& statics, const std::string& prefix) {
 
 Graph finish_transform(const Graph& g, const AttrMap& statics) {
   Graph with(g.module_ptr(), g.input_tree(), g.output_tree(), statics);
-  Graph out = dce(cse(with));
+  // DCE first: jvp and vjp leave much dead code (unused primal outputs, zero tangents), and
+  // CSE on the smaller graph leaves none behind (a dropped duplicate's operands are
+  // duplicates of the kept one's, dropped too).
+  Graph out = cse(dce(with));
   try {
     verify(out);
   } catch (const VerifyError& e) {
