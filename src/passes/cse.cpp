@@ -34,6 +34,33 @@ size_t key(const Operation& op) {
   return h;
 }
 
+// Whether any op duplicates an earlier visible one. Until the first duplicate nothing is
+// replaced, so operands can be compared as they are: most graphs (a trace already shares its
+// scalars) have none, and then the pass returns the graph without building a copy.
+class DuplicateFinder {
+ public:
+  bool block(const Block& b) {
+    scopes_.emplace_back();
+    for (const auto& op : b.operations()) {
+      for (const auto& r : op->regions())
+        if (block(r->block())) return true;
+      if (op->is_terminator() || !op->regions().empty()) continue;
+      size_t k = key(*op);
+      for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+        auto [lo, hi] = s->equal_range(k);
+        for (auto it = lo; it != hi; ++it)
+          if (same(*it->second, *op)) return true;
+      }
+      scopes_.back().emplace(k, op.get());
+    }
+    scopes_.pop_back();
+    return false;
+  }
+
+ private:
+  std::vector<std::unordered_multimap<size_t, const Operation*>> scopes_;
+};
+
 class Cse {
  public:
   size_t replaced = 0;
@@ -78,6 +105,9 @@ class Cse {
 
 Graph cse(const Graph& g) {
   const Module& m = g.module();
+  bool any = false;
+  for (const auto& f : m.functions()) any = any || DuplicateFinder().block(f->entry());
+  if (!any) return g;
   auto out = std::make_shared<Module>(m.name(), m.version());
   Cse pass;
   for (const auto& f : m.functions()) {
