@@ -113,7 +113,9 @@ Graph jacfwd_impl(const Graph& graph, const ArgNums& argnums) {
       mask[i] = true;
       Graph j = jvp_raw(graph, &mask);
       AxisTree in_axes = AxisTree::tuple({AxisTree::none(), AxisTree(0)});
-      AxisTree out_axes = AxisTree::tuple({AxisTree::none(), AxisTree(0)});
+      // Every output mapped: the primal outputs are unused here (DCE drops them), and a
+      // while_loop carries its primal beside the tangent, so they may come out batched.
+      AxisTree out_axes = AxisTree(0);
       DimExpr n = specs[i].shape.num_elements();
       Graph vj = vectorize(finish_transform(j, {}), in_axes, out_axes, n);
       std::vector<SymbolicTensor> args = primals;

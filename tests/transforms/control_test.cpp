@@ -133,6 +133,28 @@ TEST(ControlTransforms, JvpThroughCondWhileAndScan) {
   EXPECT_NEAR(out[1].get_as_double(0), 0.25, 1e-9);  // d sqrt(x) / dx at 4
 }
 
+TEST(ControlTransforms, JacfwdThroughAWhileLoop) {
+  // c <- 1.5 c + 0.1 while sum(c^2) < 10: the Jacobian is 1.5^k I for the k steps taken
+  // (the trip count is locally constant in x).
+  Graph g = trace(
+      [](ST x) {
+        auto cf = [](const ST& c) { return less(sum(c * c), 10.0); };
+        auto bf = [](const ST& c) { return c * 1.5 + 0.1; };
+        return while_loop(cf, bf, x);
+      },
+      TensorSpec({3}, f64));
+  Tensor x = Tensor::from_vector<double>({0.5, -0.25, 1.0}, {3});
+  std::vector<double> c = x.to_vector<double>();
+  int k = 0;
+  for (; c[0] * c[0] + c[1] * c[1] + c[2] * c[2] < 10; ++k)
+    for (double& v : c) v = v * 1.5 + 0.1;
+  Tensor j = run_flat(jacfwd(g), {x})[0];
+  std::vector<double> want(9, 0.0);
+  for (int i = 0; i < 3; ++i) want[static_cast<size_t>(4 * i)] = std::pow(1.5, k);
+  std::vector<double> got = j.to_vector<double>();
+  for (size_t i = 0; i < 9; ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
+}
+
 TEST(ControlTransforms, VjpOfCondAndScanMatchesJvp) {
   Graph c = cond_graph();
   for (double p : {-0.5, 0.5})
