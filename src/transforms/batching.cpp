@@ -89,8 +89,9 @@ class Vectorizer final : public BatchContext {
       if (!ok)
         throw InternalError("vmap rule of evoxc." + op.name() + " at " + op.location().to_string() + ": result " +
                             std::to_string(i) + " is " + have.to_string() + " for " + want.to_string());
-      // Every rule returns batched results: the dry run (batched_returns) relies on it.
-      if (!outs[i].batched) outs[i] = {materialize(outs[i]), true};
+      // A result may stay unbatched (a loop counter of a vectorized while_loop): the dry run
+      // (batched_returns) calls every result of such an op batched, a superset, and region
+      // builders materialize to what it predicted.
       bind(op.result(i), outs[i]);
     }
   }

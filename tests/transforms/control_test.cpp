@@ -93,6 +93,23 @@ TEST(ControlTransforms, VmapWhileWithSharedPredicateKeepsTheLoop) {
   expect_vmap_matches_loop(g, {Tensor::scalar<int64_t>(4), random_tensor({2}, f64, 3)}, {false, true});
 }
 
+TEST(ControlTransforms, VmapKeepsALoopCounterThatIgnoresTheBatchUnbatched) {
+  // The counter depends only on the shared n: it can be returned with out_axes None.
+  Graph g = trace(
+      [](ST n, ST x) {
+        auto c = [n](const std::pair<ST, ST>& s) { return less(s.first, n); };
+        auto b = [](const std::pair<ST, ST>& s) { return std::pair<ST, ST>{s.first + int64_t{1}, s.second * 2.0}; };
+        return while_loop(c, b, std::pair<ST, ST>{fill(Shape(), 0, DType::I64), x});
+      },
+      TensorSpec({}, DType::I64), TensorSpec({}, f64));
+  Graph v =
+      vectorize(g, AxisTree::tuple({AxisTree::none(), AxisTree(0)}), AxisTree::tuple({AxisTree::none(), AxisTree(0)}));
+  EXPECT_EQ(v.output_specs()[0].shape, Shape());
+  std::vector<Tensor> out = run_flat(v, {Tensor::scalar<int64_t>(3), Tensor::from_vector<double>({1, 2}, {2})});
+  EXPECT_EQ(out[0].to_vector<int64_t>(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(out[1].to_vector<double>(), (std::vector<double>{8, 16}));
+}
+
 std::pair<ST, ST> scan_fn(ST h0, ST xs, ST w) {
   auto body = [w](const ST& h, const ST& x) {
     ST n = tanh(h * w + x);

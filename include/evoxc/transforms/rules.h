@@ -68,7 +68,9 @@ class BatchContext {
 };
 
 // Returns the op's results in the vectorized graph. Called only when some operand (or a
-// value a region captures) is batched.
+// value a region captures) is batched. A result that does not depend on the batch may be
+// returned unbatched (control flow does this per carry); never the other way round:
+// batched_returns, the dry run, counts every result of such an op as batched.
 using BatchRule =
     std::function<std::vector<BatchArg>(BatchContext& ctx, const Operation& op, std::span<const BatchArg> args)>;
 using BatchTable = RuleTable<BatchRule, TransformError>;
