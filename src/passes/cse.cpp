@@ -39,9 +39,11 @@ size_t key(const Operation& op) {
 // scalars) have none, and then the pass returns the graph without building a copy.
 class DuplicateFinder {
  public:
+  explicit DuplicateFinder(const passes_detail::Liveness* live) : live_(live) {}
   bool block(const Block& b) {
     scopes_.emplace_back();
     for (const auto& op : b.operations()) {
+      if (live_ && !live_->live(*op)) continue;
       for (const auto& r : op->regions())
         if (block(r->block())) return true;
       if (op->is_terminator() || !op->regions().empty()) continue;
@@ -58,11 +60,13 @@ class DuplicateFinder {
   }
 
  private:
+  const passes_detail::Liveness* live_;
   std::vector<std::unordered_multimap<size_t, const Operation*>> scopes_;
 };
 
 class Cse {
  public:
+  explicit Cse(const passes_detail::Liveness* live) : live_(live) {}
   size_t replaced = 0;
 
   // Rewrites `src` into `dst`. `scopes` holds the ops visible here: this block's and those of
@@ -71,6 +75,7 @@ class Cse {
     scopes_.emplace_back();
     Builder b(dst);
     for (const auto& op : src.operations()) {
+      if (live_ && !live_->live(*op)) continue;
       Operation* c = passes_detail::clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { block(rb, cb, map); });
       const Operation* prior = op->is_terminator() || !op->regions().empty() ? nullptr : find(*c);
       if (prior) {
@@ -98,27 +103,42 @@ class Cse {
   // The clone just appended duplicates an earlier op: remove it again (nothing uses it yet).
   static void drop_last(Block& b) { b.erase_last(); }
 
+  const passes_detail::Liveness* live_;
   std::vector<std::unordered_multimap<size_t, const Operation*>> scopes_;
 };
 
-}  // namespace
-
-Graph cse(const Graph& g) {
+// CSE over the live ops only (`live` null: every op), in one copy of the module; `g` itself
+// when nothing is dead and nothing repeats.
+Graph rewrite(const Graph& g, const std::vector<passes_detail::Liveness>* live) {
   const Module& m = g.module();
   bool any = false;
-  for (const auto& f : m.functions()) any = any || DuplicateFinder().block(f->entry());
+  for (size_t i = 0; i < m.functions().size(); ++i) {
+    const passes_detail::Liveness* l = live ? &(*live)[i] : nullptr;
+    any = any || (l && l->dead() > 0) || DuplicateFinder(l).block(m.functions()[i]->entry());
+  }
   if (!any) return g;
   auto out = std::make_shared<Module>(m.name(), m.version());
-  Cse pass;
-  for (const auto& f : m.functions()) {
-    Function& nf = out->add_function(f->name());
-    nf.result_types() = f->result_types();
+  for (size_t i = 0; i < m.functions().size(); ++i) {
+    const Function& f = *m.functions()[i];
+    Cse pass(live ? &(*live)[i] : nullptr);
+    Function& nf = out->add_function(f.name());
+    nf.result_types() = f.result_types();
     ValueMap map;
-    for (const auto& a : f->entry().arguments()) map.map(a.get(), nf.entry().add_argument(a->type()));
-    pass.block(f->entry(), nf.entry(), map);
+    for (const auto& a : f.entry().arguments()) map.map(a.get(), nf.entry().add_argument(a->type()));
+    pass.block(f.entry(), nf.entry(), map);
   }
-  if (pass.replaced == 0) return g;
   return Graph(std::move(out), g.input_tree(), g.output_tree(), g.static_values());
+}
+
+}  // namespace
+
+Graph cse(const Graph& g) { return rewrite(g, nullptr); }
+
+Graph dce_cse(const Graph& g) {
+  const Module& m = g.module();
+  std::vector<passes_detail::Liveness> live(m.functions().size());
+  for (size_t i = 0; i < m.functions().size(); ++i) live[i].block(m.functions()[i]->entry());
+  return rewrite(g, &live);
 }
 
 }  // namespace evoxc

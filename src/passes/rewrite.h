@@ -1,6 +1,7 @@
-// Private to the passes: cloning one op whose region bodies the pass itself rewrites.
+// Private to the passes: cloning one op whose region bodies the pass itself rewrites, and liveness.
 #pragma once
 
+#include <unordered_set>
 #include <vector>
 
 #include "evoxc/ir/builder.h"
@@ -30,5 +31,35 @@ Operation* clone_shell(Builder& b, const Operation& op, ValueMap& map, Fill&& fi
   }
   return c;
 }
+
+// Marks live ops of one block, last to first: the terminator is live, and an op is live when
+// a live op (here or in a nested region) uses one of its results. Regions of a live op are
+// walked when it is reached, so the outer values they capture are marked before their
+// producers are visited.
+class Liveness {
+ public:
+  void block(const Block& b) {
+    const auto& ops = b.operations();
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      const Operation& op = **it;
+      bool live = op.is_terminator();
+      for (const auto& r : op.results()) live = live || values_.count(r.get());
+      if (!live) {
+        ++dead_;
+        continue;
+      }
+      ops_.insert(&op);
+      for (const Value* v : op.operands()) values_.insert(v);
+      for (const auto& r : op.regions()) block(r->block());
+    }
+  }
+  bool live(const Operation& op) const { return ops_.count(&op) != 0; }
+  size_t dead() const { return dead_; }
+
+ private:
+  std::unordered_set<const Value*> values_;
+  std::unordered_set<const Operation*> ops_;
+  size_t dead_ = 0;
+};
 
 }  // namespace evoxc::passes_detail

@@ -159,10 +159,7 @@ AttrMap prefix_statics(const AttrMap& statics, const std::string& prefix) {
 
 Graph finish_transform(const Graph& g, const AttrMap& statics) {
   Graph with(g.module_ptr(), g.input_tree(), g.output_tree(), statics);
-  // DCE first: jvp and vjp leave much dead code (unused primal outputs, zero tangents), and
-  // CSE on the smaller graph leaves none behind (a dropped duplicate's operands are
-  // duplicates of the kept one's, dropped too).
-  Graph out = cse(dce(with));
+  Graph out = dce_cse(with);
   try {
     verify(out);
   } catch (const VerifyError& e) {
@@ -172,7 +169,7 @@ Graph finish_transform(const Graph& g, const AttrMap& statics) {
 }
 
 Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask) {
-  verify(graph);
+  // Callers verify the graph first (jvp, vjp, grad, jacfwd): no second check here.
   std::vector<TensorSpec> specs = graph.input_specs();
   std::vector<bool> has_t = float_leaves(specs);
   if (tangent_mask)
@@ -203,6 +200,7 @@ Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask) {
 
 namespace evoxc {
 Graph jvp(const Graph& graph) {
+  verify(graph);
   Graph raw = transforms::jvp_raw(graph);
   return transforms::finish_transform(raw, transforms::prefix_statics(graph.static_values(), "[0]"));
 }

@@ -85,6 +85,25 @@ TEST(Cse, MergesEqualOpsAndComputesTheSame) {
   EXPECT_EQ(run(build_graph(g), x).leaf().to_vector<float>(), run(build_graph(c), x).leaf().to_vector<float>());
 }
 
+TEST(DceCse, OneCopyEqualsDceThenCseAndKeepsCleanGraphs) {
+  Graph g = trace(
+      [](SymbolicTensor p, SymbolicTensor x) {
+        SymbolicTensor dead = exp(x) * 2.0f;
+        (void)dead;
+        SymbolicTensor a = sin(x) * 3.0f, b = sin(x) * 3.0f;
+        return cond(
+            p, [&](SymbolicTensor v) { return v + a + tanh(v) * 0.0f + b; }, [](SymbolicTensor v) { return v; }, x);
+      },
+      TensorSpec({}, bool_), TensorSpec({4}, f32));
+  Graph one = dce_cse(g), two = cse(dce(g));
+  std::string why;
+  EXPECT_TRUE(graphs_equal(one, two, true, &why)) << why << "\n" << one.to_string() << two.to_string();
+  EXPECT_LT(count_ops(one), count_ops(g));
+  verify(one);
+  Graph clean = trace([](SymbolicTensor x) { return x * x; }, TensorSpec({3}, f32));
+  EXPECT_EQ(dce_cse(clean).module_ptr(), clean.module_ptr());
+}
+
 TEST(Cse, KeepsOpsThatDifferInAttributesOrOperands) {
   Graph g = trace(
       [](SymbolicTensor x, SymbolicTensor y) { return std::make_tuple(sum(x, {0}), sum(x, {1}), sin(x), sin(y)); },

@@ -17,4 +17,9 @@ Graph dce(const Graph& g);
 // when nothing changes.
 Graph cse(const Graph& g);
 
+// dce then cse in one copy of the module (CSE leaves no new dead code: the operands of a
+// dropped duplicate are duplicates of the kept op's, dropped too). What transforms run on the
+// graphs they build.
+Graph dce_cse(const Graph& g);
+
 }  // namespace evoxc
