@@ -192,5 +192,30 @@ TEST(ConcurrencyStress, LargeTensorsUseTheThreadPool) {
   stress(exe, std::move(cases));
 }
 
+// Transforms staged from many threads at once, the first of them building the rule tables: each
+// thread's printed grad and vmap graphs equal the serial ones.
+TEST(ConcurrencyStress, TransformsFromManyThreads) {
+  auto fn = [](ST x, ST w) {
+    auto body = [w](const ST& h, const ST& v) {
+      ST n = tanh(h * w + v);
+      return std::pair<ST, ST>{n, n};
+    };
+    return sum(scan(body, zeros_like(w), x).second);
+  };
+  Graph g = trace(fn, TensorSpec({5, 3}, f64), TensorSpec({3}, f64));
+  auto stage = [&] { return grad(g, {0, 1}).to_string() + vectorize(g).to_string() + jacfwd(g, 1).to_string(); };
+  std::vector<std::string> got(kThreads);
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      got[static_cast<size_t>(t)] = stage();
+    });
+  for (auto& th : threads) th.join();
+  std::string want = stage();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(got[static_cast<size_t>(t)], want) << "thread " << t;
+}
+
 }  // namespace
 }  // namespace evoxc
