@@ -89,6 +89,32 @@ TEST(TransformApi, GradArgnumsHasAuxAndValueAndGrad) {
   expect_error<TransformError>([&] { (void)grad(g, 5, true); }, "out of range");
 }
 
+TEST(TransformApi, GradOfADictArgumentIsADictAndHessianNestsLikeJax) {
+  // loss({'a': a, 'b': b}, c) = sum(a * b) + sum(c^2 a): d/da = b + c^2, d/db = a.
+  std::map<std::string, TensorSpec> params{{"a", TensorSpec({2}, f64)}, {"b", TensorSpec({2}, f64)}};
+  Graph g = trace(
+      [](const std::map<std::string, ST>& p, ST c) { return sum(p.at("a") * p.at("b")) + sum(c * c * p.at("a")); },
+      params, TensorSpec({2}, f64));
+  Graph gg = grad(g, 0);
+  EXPECT_EQ(gg.output_tree().structure_string(), "{'a': *, 'b': *}");
+  Tensor a = Tensor::from_vector<double>({1, 2}, {2}), b = Tensor::from_vector<double>({3, 4}, {2});
+  Tensor c = Tensor::from_vector<double>({0.5, -1}, {2});
+  std::vector<Tensor> out = run_flat(gg, {a, b, c});
+  EXPECT_EQ(out[0].to_vector<double>(), (std::vector<double>{3.25, 5}));
+  EXPECT_EQ(out[1].to_vector<double>(), (std::vector<double>{1, 2}));
+  // hessian over two arguments nests as jax.hessian(f, argnums=(0, 1)) does: the outer tuple
+  // is over the first derivative's arguments, each leaf of it a tuple over the second's.
+  Graph h = hessian(g, {0, 1});
+  EXPECT_EQ(h.output_tree().structure_string(),
+            "({'a': ({'a': *, 'b': *}, *), 'b': ({'a': *, 'b': *}, *)}, ({'a': *, 'b': *}, *))");
+  // Leaves in order: H[a][a], H[a][b], H[a][c], ...: d/da = b + c^2, so d2/da db = I and
+  // d2/da dc = diag(2c).
+  std::vector<Tensor> hv = run_flat(h, {a, b, c});
+  EXPECT_EQ(hv[0].to_vector<double>(), (std::vector<double>{0, 0, 0, 0}));
+  EXPECT_EQ(hv[1].to_vector<double>(), (std::vector<double>{1, 0, 0, 1}));
+  EXPECT_EQ(hv[2].to_vector<double>(), (std::vector<double>{1, 0, 0, -2}));
+}
+
 TEST(TransformApi, JacobiansAndHessianOfKnownFunctions) {
   // f(x) = x0^2 x1, x1^3: J = [[2 x0 x1, x0^2], [0, 3 x1^2]].
   Graph g = trace(
