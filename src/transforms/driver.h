@@ -22,7 +22,8 @@ Graph vectorize_impl(const Graph& graph, const AxisTree& in_axes, const AxisTree
 // The jvp graph before CSE/DCE: inputs (primals, tangents), outputs (outputs, tangents).
 // vjp transposes it, so it must keep the exact op structure the rules emitted.
 // With `tangent_mask`, only the float inputs it marks get a tangent input.
-Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask = nullptr);
+// `linearize`: the graph will be transposed (vjp), so region ops split (JvpContext::linearize).
+Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask = nullptr, bool linearize = false);
 
 }  // namespace evoxc::transforms
 

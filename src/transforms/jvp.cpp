@@ -13,7 +13,9 @@ namespace {
 
 class Jvper final : public JvpContext {
  public:
-  explicit Jvper(TraceContext& ctx) : ctx_(ctx) {}
+  Jvper(TraceContext& ctx, bool linearize) : ctx_(ctx), linearize_(linearize) {}
+
+  bool linearize() const override { return linearize_; }
 
   void bind(const Value* old, const SymbolicTensor& p, const SymbolicTensor& t) {
     primal_[old] = p;
@@ -113,6 +115,7 @@ class Jvper final : public JvpContext {
 
  private:
   TraceContext& ctx_;
+  bool linearize_;
   std::unordered_map<const Value*, SymbolicTensor> primal_;
   std::unordered_map<const Value*, SymbolicTensor> tangent_;
   std::unordered_set<const Value*> tangent_values_;
@@ -168,7 +171,7 @@ Graph finish_transform(const Graph& g, const AttrMap& statics) {
   return out;
 }
 
-Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask) {
+Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask, bool linearize) {
   // Callers verify the graph first (jvp, vjp, grad, jacfwd): no second check here.
   std::vector<TensorSpec> specs = graph.input_specs();
   std::vector<bool> has_t = float_leaves(specs);
@@ -179,7 +182,7 @@ Graph jvp_raw(const Graph& graph, const std::vector<bool>* tangent_mask) {
   std::vector<SymbolicTensor> ps, ts;
   for (const auto& s : specs) ps.push_back(tracer.input(s));
   for (size_t i = 0; i < specs.size(); ++i) ts.push_back(has_t[i] ? tracer.input(specs[i]) : SymbolicTensor());
-  Jvper j(ctx);
+  Jvper j(ctx, linearize);
   auto [outs, touts] = j.jvp_block(graph.main().entry(), ps, ts);
   std::vector<TensorSpec> out_specs = graph.output_specs();
   std::vector<bool> out_t = float_leaves(out_specs);

@@ -127,6 +127,24 @@ std::vector<ST> mapped(const std::vector<const Value*>& vs, const ValueMap& map)
   return out;
 }
 
+// Forward mode: the joint op itself, inserted.
+std::vector<ST> insert_joint(std::unique_ptr<Operation> joint) {
+  TraceContext& tc = TraceContext::current();
+  Operation* n = tc.builder().insert(std::move(joint));
+  std::vector<ST> outs;
+  for (const auto& r : n->results()) outs.push_back(tc.wrap(r.get()));
+  return outs;
+}
+
+// A joint cond's results (primals, then the non-zero tangents) as a JvpResult.
+JvpResult split_outputs(const std::vector<ST>& outs, size_t n_out, const std::vector<bool>& out_nz) {
+  JvpResult r;
+  r.primals.assign(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(n_out));
+  size_t k = n_out;
+  for (size_t i = 0; i < n_out; ++i) r.tangents.push_back(out_nz[i] ? outs[k++] : ST());
+  return r;
+}
+
 // ---------------------------------------------------------------- cond
 
 std::vector<BatchArg> cond_batch(BatchContext& ctx, const Operation& op, std::span<const BatchArg> args) {
@@ -211,6 +229,7 @@ JvpResult cond_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, 
         return ret;
       });
   size_t n_out = op.num_results();
+  if (!ctx.linearize()) return split_outputs(insert_joint(std::move(joint)), n_out, out_nz);
   std::vector<Split> splits;
   std::vector<bool> lin_args(n + tan_args.size(), false);
   for (size_t k = n; k < lin_args.size(); ++k) lin_args[k] = true;
@@ -524,6 +543,17 @@ JvpResult scan_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, 
         for (size_t j : ty) r.push_back(JvpContext::instantiate(to[nc + j], slice_type(op.result(nc + j)->type())));
         return r;
       });
+  if (!ctx.linearize()) {
+    // Forward mode: the joint scan carries the tangent beside the primal.
+    std::vector<ST> outs = insert_joint(std::move(joint));
+    JvpResult res;
+    res.primals.assign(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(nc));
+    res.tangents.resize(nc + ny);
+    for (size_t k = 0; k < tc.size(); ++k) res.tangents[tc[k]] = outs[nc + k];
+    for (size_t j = 0; j < ny; ++j) res.primals.push_back(outs[ncj + j]);
+    for (size_t k = 0; k < ty.size(); ++k) res.tangents[nc + ty[k]] = outs[ncj + ny + k];
+    return res;
+  }
   const Block& jb = joint->region(0).block();
   std::vector<bool> lin(jb.num_arguments(), false);
   for (size_t k = 0; k < tc.size(); ++k) lin[nc + k] = true;

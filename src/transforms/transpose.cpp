@@ -158,7 +158,7 @@ struct VjpParts {
 // (undefined where zero; ignored for non-float outputs).
 VjpParts build_vjp_parts(const Graph& graph, trace_detail::Tracer& tracer, const std::vector<SymbolicTensor>& primals,
                          const std::vector<SymbolicTensor>& seeds) {
-  Graph lin = jvp_raw(graph);
+  Graph lin = jvp_raw(graph, nullptr, /*linearize=*/true);
   const Block& entry = lin.main().entry();
   size_t n_in = graph.num_inputs(), n_out = graph.num_outputs();
   std::vector<bool> in_t = float_leaves(graph.input_specs());

@@ -172,6 +172,20 @@ TEST(ControlTransforms, JacfwdThroughAWhileLoop) {
   for (size_t i = 0; i < 9; ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
 }
 
+// Forward mode keeps one scan (the tangent carried beside the primal, nothing stacked per
+// iteration); reverse mode splits it into a primal scan with residuals and a tangent scan.
+TEST(ControlTransforms, ForwardModeKeepsOneScanReverseModeSplitsIt) {
+  Graph s = scan_graph();
+  auto count = [](const Graph& g, const std::string& what) {
+    std::string t = g.to_string();
+    size_t n = 0;
+    for (size_t p = t.find(what); p != std::string::npos; p = t.find(what, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(jvp(s), "evoxc.scan"), 1u) << jvp(s).to_string();
+  EXPECT_EQ(count(vjp(s), "evoxc.scan"), 2u) << vjp(s).to_string();  // the forward scan and the reversed one
+}
+
 TEST(ControlTransforms, VjpOfCondAndScanMatchesJvp) {
   Graph c = cond_graph();
   for (double p : {-0.5, 0.5})

@@ -102,6 +102,11 @@ class JvpContext {
   // Whether a value of the new graph is a tangent the driver bound (so a region that captures
   // it from an enclosing scope uses a tangent).
   virtual bool is_tangent(const Value* v) const = 0;
+  // Whether this jvp will be transposed (reverse mode): then an op with regions must keep its
+  // primal and tangent parts in separate ops (the tangent one linear in the tangents, the
+  // residuals it needs computed by the primal one). Forward mode keeps them in one op: a scan
+  // then carries its tangent beside the primal instead of storing residuals per iteration.
+  virtual bool linearize() const = 0;
 };
 
 struct JvpResult {
