@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <exception>
 #include <string>
 
 namespace evoxc::test {
@@ -15,6 +16,8 @@ void expect_error(F&& f, const std::string& substring) {
     ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
   } catch (const E& e) {
     EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong error type: " << e.what();
   }
 }
 

@@ -93,16 +93,27 @@ Tree<SymbolicTensor> assemble(const Graph& g, const ArgNums& argnums, const std:
   return walk(g.output_tree());
 }
 
+// What jacfwd and jacrev start from: the verified graph's differentiated leaves, its specs,
+// and the new graph's trace with one input per input of `graph`.
+struct JacobianBuild {
+  std::vector<std::vector<size_t>> leaves;
+  std::vector<TensorSpec> specs, out_specs;
+  trace_detail::Tracer tracer;
+  std::vector<SymbolicTensor> primals;
+  JacobianBuild(const Graph& graph, const ArgNums& argnums, const char* what) {
+    verify(graph);
+    leaves = arg_leaves(graph, argnums, what);
+    specs = graph.input_specs();
+    out_specs = graph.output_specs();
+    for (const auto& s : specs) primals.push_back(tracer.input(s));
+  }
+};
+
 }  // namespace
 
 Graph jacfwd_impl(const Graph& graph, const ArgNums& argnums) {
-  verify(graph);
-  std::vector<std::vector<size_t>> leaves = arg_leaves(graph, argnums, "jacfwd");
-  std::vector<TensorSpec> specs = graph.input_specs();
-  std::vector<TensorSpec> out_specs = graph.output_specs();
-  trace_detail::Tracer tracer;
-  std::vector<SymbolicTensor> primals;
-  for (const auto& s : specs) primals.push_back(tracer.input(s));
+  JacobianBuild jb(graph, argnums, "jacfwd");
+  auto& [leaves, specs, out_specs, tracer, primals] = jb;
   // jac[(out, in)] for every selected input leaf: one vectorized jvp each.
   std::map<std::pair<size_t, size_t>, SymbolicTensor> jac;
   for (const auto& arg : leaves)
@@ -131,13 +142,8 @@ Graph jacfwd_impl(const Graph& graph, const ArgNums& argnums) {
 }
 
 Graph jacrev_impl(const Graph& graph, const ArgNums& argnums) {
-  verify(graph);
-  std::vector<std::vector<size_t>> leaves = arg_leaves(graph, argnums, "jacrev");
-  std::vector<TensorSpec> specs = graph.input_specs();
-  std::vector<TensorSpec> out_specs = graph.output_specs();
-  trace_detail::Tracer tracer;
-  std::vector<SymbolicTensor> primals;
-  for (const auto& s : specs) primals.push_back(tracer.input(s));
+  JacobianBuild jb(graph, argnums, "jacrev");
+  auto& [leaves, specs, out_specs, tracer, primals] = jb;
   // The float inputs, in leaf order: the outputs of vjp_seeded.
   std::vector<size_t> float_in;
   for (size_t i = 0; i < specs.size(); ++i)

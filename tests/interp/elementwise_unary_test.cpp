@@ -14,6 +14,7 @@
 #include "evoxc/interp/interp.h"
 #include "evoxc/ops/op_def.h"
 #include "interp/elementwise.h"
+#include "interp/graph_util.h"
 #include "interp/vecmath.h"
 
 namespace evoxc::interp {
@@ -111,19 +112,6 @@ std::vector<MathCase> math_cases() {
   };
 }
 
-// Every instruction set the machine runs, so the AVX-512, AVX2, SSE2 and scalar paths all get checked.
-std::vector<std::pair<std::string, const vecmath::Table*>> tables() {
-  std::vector<std::pair<std::string, const vecmath::Table*>> t;
-  __builtin_cpu_init();
-  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2 && __builtin_cpu_supports("avx512f") && vecmath::table_avx512())
-    t.emplace_back("avx512", vecmath::table_avx512());
-  if (avx2 && vecmath::table_avx2()) t.emplace_back("avx2", vecmath::table_avx2());
-  if (vecmath::table_sse2()) t.emplace_back("sse2", vecmath::table_sse2());
-  t.emplace_back("scalar", vecmath::table_scalar());
-  return t;
-}
-
 // The table entry of a case: the one vecmath.h's list gives its op, unless the case names one.
 vecmath::Fn1 fn1_of(const MathCase& c) {
   if (c.fn) return *c.fn;
@@ -154,7 +142,7 @@ TEST(ElementwiseUnary, FloatMathMatchesReferenceOnEveryIsa) {
   std::vector<MathCase> cases = math_cases();
   cases.push_back({"gelu_erf", gelu_ref, 4, vecmath::Fn1::GeluErf});
   cases.push_back({"gelu_tanh", gelu_tanh_ref, 6, vecmath::Fn1::GeluTanh});
-  for (auto& [isa, table] : tables()) {
+  for (auto& [isa, table] : testing::vecmath_tables()) {
     for (const MathCase& c : cases) {
       auto fn = fn1_of(c);
       std::vector<float> xf;

@@ -3,7 +3,21 @@
 
 #include <cmath>
 
+#include "interp/vecmath.h"
+
 namespace evoxc::testing {
+
+std::vector<std::pair<std::string, const interp::vecmath::Table*>> vecmath_tables() {
+  namespace vm = interp::vecmath;
+  std::vector<std::pair<std::string, const vm::Table*>> t;
+  __builtin_cpu_init();
+  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2 && __builtin_cpu_supports("avx512f") && vm::table_avx512()) t.emplace_back("avx512", vm::table_avx512());
+  if (avx2 && vm::table_avx2()) t.emplace_back("avx2", vm::table_avx2());
+  if (vm::table_sse2()) t.emplace_back("sse2", vm::table_sse2());
+  t.emplace_back("scalar", vm::table_scalar());
+  return t;
+}
 
 GraphBuilder::GraphBuilder() : module_(std::make_shared<Module>("test")), fn_(&module_->add_function("main")) {}
 

@@ -3,13 +3,22 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evoxc/core/tensor.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/ir/graph.h"
 
+namespace evoxc::interp::vecmath {
+struct Table;
+}  // namespace evoxc::interp::vecmath
+
 namespace evoxc::testing {
+
+// Every vector-math instruction set this machine runs (AVX-512, AVX2, SSE2, scalar), named, so
+// a test checks each dispatch path and not only the one load would pick.
+std::vector<std::pair<std::string, const interp::vecmath::Table*>> vecmath_tables();
 
 inline TensorType tt(DType t, Shape s) { return TensorType(t, std::move(s)); }
 inline Shape S(std::vector<int64_t> d) { return Shape::from_ints(d); }

@@ -24,19 +24,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr float kInfF = std::numeric_limits<float>::infinity();
 
-// Every instruction set the machine runs (as elementwise_unary_test.cpp).
-std::vector<std::pair<std::string, const vecmath::Table*>> tables() {
-  std::vector<std::pair<std::string, const vecmath::Table*>> t;
-  __builtin_cpu_init();
-  bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2 && __builtin_cpu_supports("avx512f") && vecmath::table_avx512())
-    t.emplace_back("avx512", vecmath::table_avx512());
-  if (avx2 && vecmath::table_avx2()) t.emplace_back("avx2", vecmath::table_avx2());
-  if (vecmath::table_sse2()) t.emplace_back("sse2", vecmath::table_sse2());
-  t.emplace_back("scalar", vecmath::table_scalar());
-  return t;
-}
-
 template <typename T>
 constexpr int slot() {
   if constexpr (std::is_same_v<T, float>) return 0;
@@ -117,7 +104,7 @@ using vecmath::Fn2;
 TEST(NumericsRegression, FmodFamilyWhenTheQuotientOverflowsFloat32) {
   std::vector<float> a = {3.4028235e38f, 1.0f, -3e38f, 1e-40f, 7.5f};
   std::vector<float> b = {-0.1f, 1e-45f, 1e-30f, 3e-45f, -2.0f};
-  for (auto& [isa, t] : tables()) {
+  for (auto& [isa, t] : testing::vecmath_tables()) {
     EXPECT_SAME(d(bin(*t, Fn2::Fmod, a, b)), (std::vector<double>{0.05000002f, 0.0, -6.1401355e-31f, 0.0, 1.5}));
     EXPECT_SAME(d(bin(*t, Fn2::Remainder, a, b)), (std::vector<double>{-0.049999982f, 0.0, 3.8598645e-31f, 0.0, -0.5}));
     EXPECT_SAME(d(bin(*t, Fn2::FloorDivide, a, b)), (std::vector<double>{-kInf, kInf, -kInf, 35681.0, -4.0}));
@@ -128,7 +115,7 @@ TEST(NumericsRegression, FmodFamilyWhenTheQuotientOverflowsFloat32) {
 TEST(NumericsRegression, FmodFamilyWhenTheQuotientOverflowsFloat64) {
   std::vector<double> a = {1e300, -1.7976931348623157e308, 1.0, 1e308};
   std::vector<double> b = {1e-10, 3.0, 5e-324, -1e-300};
-  for (auto& [isa, t] : tables()) {
+  for (auto& [isa, t] : testing::vecmath_tables()) {
     EXPECT_SAME(bin(*t, Fn2::Fmod, a, b),
                 (std::vector<double>{0x1.e1bb03961d662p-35, -2.0, 0.0, 0x1.9e2240f9c9620p-999}));
     EXPECT_SAME(bin(*t, Fn2::Remainder, a, b),
@@ -144,7 +131,7 @@ TEST(NumericsRegression, FmodFamilyOn16BitFloats) {
   std::vector<float16> b = {float16(6e-8f), float16(0.1f)};
   std::vector<bfloat16> ab = {bfloat16(3.3895314e38f)};
   std::vector<bfloat16> bb = {bfloat16(-0.1f)};
-  for (auto& [isa, t] : tables()) {
+  for (auto& [isa, t] : testing::vecmath_tables()) {
     EXPECT_SAME(d(bin(*t, Fn2::Fmod, a, b)), (std::vector<double>{0.0, static_cast<float>(float16(-0.0442f))}));
     EXPECT_SAME(d(bin(*t, Fn2::Remainder, a, b)), (std::vector<double>{0.0, static_cast<float>(float16(0.0558f))}));
     EXPECT_SAME(d(bin(*t, Fn2::FloorDivide, a, b)), (std::vector<double>{kInf, -10000.0}));
@@ -156,7 +143,7 @@ TEST(NumericsRegression, FmodFamilyOn16BitFloats) {
 
 // numpy: np.power at the top of the range stays finite.
 TEST(NumericsRegression, PowerJustBelowTheLargestFiniteValue) {
-  for (auto& [isa, t] : tables()) {
+  for (auto& [isa, t] : testing::vecmath_tables()) {
     EXPECT_SAME(bin(*t, Fn2::Pow, std::vector<double>{1.7976931348623157e308, 2.0, 10.0},
                     std::vector<double>{1.0, 1023.9999, 309.0}),
                 (std::vector<double>{1.7976931348623157e308, 0x1.fff6ea43bd988p+1023, kInf}));
@@ -167,7 +154,7 @@ TEST(NumericsRegression, PowerJustBelowTheLargestFiniteValue) {
 
 // mpmath at 200 bits, rounded once; within the accuracy table's bound for these tails (2 ULP).
 TEST(NumericsRegression, ExpFamilyUpToTheResultsOwnOverflow) {
-  for (auto& [isa, t] : tables()) {
+  for (auto& [isa, t] : testing::vecmath_tables()) {
     std::vector<float> xf = {89.4f, -89.4f, 89.5f};
     EXPECT_NEAR_ULPS(d(un(*t, Fn1::Sinh, xf)), (std::vector<double>{3.3488627e38f, -3.3488627e38f, kInfF}), 24, 2);
     EXPECT_NEAR_ULPS(d(un(*t, Fn1::Cosh, xf)), (std::vector<double>{3.3488627e38f, 3.3488627e38f, kInfF}), 24, 2);
@@ -181,7 +168,7 @@ TEST(NumericsRegression, ExpFamilyUpToTheResultsOwnOverflow) {
 
 // mpmath at 200 bits, rounded once; within 2 ULP (the docs' accuracy table).
 TEST(NumericsRegression, LogFamilyOfHugeArguments) {
-  for (auto& [isa, t] : tables()) {
+  for (auto& [isa, t] : testing::vecmath_tables()) {
     EXPECT_NEAR_ULPS(d(un(*t, Fn1::Log1p, std::vector<float>{3e38f, kInfF})), (std::vector<double>{88.59685f, kInf}),
                      24, 2);
     EXPECT_NEAR_ULPS(un(*t, Fn1::Log1p, std::vector<double>{1.7e308}), (std::vector<double>{0x1.62dd08fdc6f88p+9}), 53,
@@ -225,7 +212,7 @@ TEST(NumericsRegression, DigammaNearItsPositiveZero) {
 // mpmath: gelu(-12) = -6 erfc(12/sqrt2) = -2.1317785e-32 rounded to float32; within 4 ULP.
 TEST(NumericsRegression, GeluNegativeTailFloat32) {
   const float want = -2.1317785e-32f;
-  for (auto& [isa, t] : tables()) {
+  for (auto& [isa, t] : testing::vecmath_tables()) {
     for (Fn1 fn : {Fn1::GeluErf}) {
       float got = un(*t, fn, std::vector<float>{-12.0f})[0];
       int64_t ulps = std::abs(static_cast<int64_t>(std::bit_cast<int32_t>(got)) - std::bit_cast<int32_t>(want));

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "evoxc/core/file_io.h"
+#include "expect_error.h"
 
 namespace {
 
@@ -21,6 +22,7 @@ using evoxc::io::read_npy;
 using evoxc::io::read_npy_bytes;
 using evoxc::io::write_npy;
 using evoxc::io::write_npy_bytes;
+using evoxc::test::expect_error;
 
 const std::string kFixtures = std::string(EVOXC_TEST_DATA_DIR) + "/npy/";
 
@@ -59,18 +61,6 @@ std::string make_npy(const std::string& dict, const std::string& data, int major
   out += static_cast<char>((n >> 8) & 0xFF);
   if (major >= 2) out += std::string("\0\0", 2);
   return out + header + data;
-}
-
-template <typename E, typename F>
-void expect_error(F&& f, const std::string& substring) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one containing \"" << substring << "\"";
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-  }
 }
 
 TEST(Npy, RoundTripEveryDtypeAndShape) {
