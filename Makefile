@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PRESET ?= default
 
-.PHONY: all build deps venv bench-venv run test test-sanitize test-tsan fuzz bench format clean
+.PHONY: all build python deps venv bench-venv run test test-sanitize test-tsan fuzz bench format clean
 
 all: build
 
@@ -28,6 +28,12 @@ bench-venv: $(VENV)/.bench-stamp
 build: deps venv
 	cmake --preset $(PRESET) >/dev/null
 	cmake --build --preset $(PRESET)
+	@$(MAKE) --no-print-directory python
+
+# The Python package, installed into .venv the way a user installs it (pip install .): scikit-build-core
+# builds the extension in build-py/ (incrementally; ccache shares the library objects with build/).
+python: venv
+	$(PY) -m pip install -q --no-build-isolation --no-deps .
 
 # The main job: the quickstart, the symbolic-batch, control-flow and transform examples, then a short benchmark summary.
 run: build bench-venv
@@ -35,10 +41,15 @@ run: build bench-venv
 	./build/bin/batch_dict
 	./build/bin/newton_sqrt
 	./build/bin/per_sample_grad
+	$(PY) examples/quickstart.py
+	$(PY) examples/per_sample_grad.py
+	$(PY) examples/newton_sqrt.py
+	$(PY) examples/batch_dict.py
 	$(PY) bench/compare.py --quick
 
 test: build
 	ctest --preset $(PRESET)
+	$(PY) -m pytest tests/python -q
 
 # The C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang-22), with a short run of
 # every fuzzer (EVOXC_FUZZ_SECONDS each); any finding fails.
@@ -85,4 +96,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cpp')
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-py

@@ -1,0 +1,37 @@
+"""evoxc: an explicit tensor-graph compiler frontend and runtime. Trace a function into a Graph, transform it
+(vmap, grad, jvp, vjp, ...), lower, compile, load and run it: every stage a public function returning a public
+object. The work is done by the C++ library (evoxc._core); this package adds pytrees and the Python sugar."""
+
+from __future__ import annotations
+
+import os as _os
+
+from . import _core
+
+_core._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
+
+from ._core import *  # noqa: E402,F401,F403  (dtypes, Dim, Device, TensorSpec, Tensor, errors, every op function)
+from ._core import EvoxcError, InternalError, ParseError, RunLimitError, ShapeError, VerifyError  # noqa: E402,F401
+from ._core import TypeError as DTypeError  # noqa: E402,F401
+
+from . import _symbolic  # noqa: E402
+from ._api import (CompileCache, Defn, GraphFunction, bind, build, build_cached, compile, defn, evaluate,  # noqa: E402
+                   from_dlpack, grad, hessian, jacfwd, jacrev, jvp, lower, load, run, tensor, trace,
+                   value_and_grad, vectorize, vjp, vmap)
+from ._control import cond, fori_loop, scan, switch, while_loop  # noqa: E402
+from ._pytree import flatten as tree_flatten, tree_map  # noqa: E402,F401
+
+_symbolic.install()
+try:
+    from . import _indexing  # noqa: E402
+
+    SymbolicTensor.__getitem__ = _indexing.getitem  # noqa: F405
+    if hasattr(_indexing, "AtHelper"):
+        SymbolicTensor.at = property(lambda self: _indexing.AtHelper(self))  # noqa: F405
+except ImportError:  # pragma: no cover - the indexing module is part of the package
+    pass
+
+from . import numpy  # noqa: E402,F401
+
+Error = EvoxcError
+__version__ = "0.1.0"

@@ -1,0 +1,17 @@
+// The evoxc._core extension module: registers every binding file in dependency order.
+#include "bind.h"
+
+NB_MODULE(_core, m) {
+  m.doc() = "evoxc's C++ core. Use the evoxc package, which re-exports this with the Python sugar.";
+  using namespace evoxc::py;
+  bind_core(m);
+  bind_tensor(m);
+  bind_trace(m);
+  bind_pipeline(m);
+  bind_transforms(m);
+  bind_control(m);
+  bind_ops_elementwise(m);
+  bind_ops_reduce_linalg(m);
+  bind_ops_structure(m);
+  bind_ops_indexing(m);
+}

@@ -1,0 +1,191 @@
+// Bindings of the staging pipeline: lower, compile, load, run (GIL released), the stage objects and backends.
+#include "evoxc/pipeline/pipeline.h"
+
+#include <nanobind/stl/chrono.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bind.h"
+
+namespace evoxc::py {
+
+namespace {
+
+// A run input: Tensors (no conversion) in tuples (namedtuples too), lists, dicts and None; any
+// other object goes through evoxc._api._run_input (numpy arrays -> zero-copy Tensors,
+// dataclasses -> dicts), whose result is converted again.
+Tree<Tensor> input_tree(nb::handle h, int depth) {
+  if (nb::isinstance<Tensor>(h)) return Tree<Tensor>(nb::cast<Tensor>(h));
+  if (depth > kMaxNestingDepth) throw ValidationError("run: inputs nested too deep");
+  if (h.is_none()) return Tree<Tensor>();
+  if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
+    std::vector<Tree<Tensor>> kids;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(h.ptr());
+    kids.reserve(static_cast<size_t>(n));
+    PyObject** items = PySequence_Fast_ITEMS(h.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i) kids.push_back(input_tree(nb::handle(items[i]), depth + 1));
+    return PyTuple_Check(h.ptr()) ? Tree<Tensor>::tuple(std::move(kids)) : Tree<Tensor>::list(std::move(kids));
+  }
+  if (PyDict_Check(h.ptr())) {
+    std::map<std::string, Tree<Tensor>> kids;
+    for (auto [k, v] : nb::borrow<nb::dict>(h)) {
+      if (!nb::isinstance<nb::str>(k)) throw ValidationError("run: pytree dict keys must be str");
+      kids.emplace(nb::cast<std::string>(k), input_tree(v, depth + 1));
+    }
+    return Tree<Tensor>::dict(std::move(kids));
+  }
+  if (nb::isinstance<SymbolicTensor>(h))
+    throw TraceError("run takes Tensors, not SymbolicTensors: an executable runs outside any trace");
+  // Leaked on purpose: a static nb::object would be released after the interpreter is gone.
+  static nb::handle convert = nb::object(nb::module_::import_("evoxc._api").attr("_run_input")).release();
+  nb::object r = convert(h);
+  if (nb::isinstance<Tensor>(r)) return Tree<Tensor>(nb::cast<Tensor>(r));
+  return input_tree(r, depth + 1);
+}
+
+Tree<Tensor> inputs_from_python(const nb::tuple& args) {
+  std::vector<Tree<Tensor>> kids;
+  kids.reserve(args.size());
+  for (nb::handle a : args) kids.push_back(input_tree(a, 0));
+  return Tree<Tensor>::tuple(std::move(kids));
+}
+
+RunOptions run_options(std::optional<double> timeout, int64_t max_loop_iterations) {
+  RunOptions o;
+  if (timeout) {
+    if (*timeout < 0) throw ValidationError("timeout must be >= 0 seconds");
+    o.deadline = RunOptions::Clock::now() +
+                 std::chrono::duration_cast<RunOptions::Clock::duration>(std::chrono::duration<double>(*timeout));
+  }
+  o.max_loop_iterations = max_loop_iterations;
+  return o;
+}
+
+CompileOptions compile_options(nb::handle opt_level, const std::vector<std::string>& flags) {
+  CompileOptions o;
+  if (!opt_level.is_none()) {
+    if (PyLong_Check(opt_level.ptr()))
+      o.opt_level = OptLevel(nb::cast<int>(opt_level));
+    else
+      o.opt_level = OptLevel(nb::cast<std::string>(opt_level));
+  }
+  o.flags = flags;
+  return o;
+}
+
+nb::object run_exe(const Executable& exe, const nb::tuple& args, std::optional<double> timeout,
+                   int64_t max_loop_iterations) {
+  Tree<Tensor> inputs = inputs_from_python(args);
+  RunOptions opts = run_options(timeout, max_loop_iterations);
+  Tree<Tensor> out;
+  {
+    nb::gil_scoped_release release;
+    out = exe.run(inputs, opts);
+  }
+  return tensor_tree_to_python(out);
+}
+
+}  // namespace
+
+void bind_pipeline(nb::module_& m) {
+  nb::class_<LoweredProgram>(m, "LoweredProgram", nb::dynamic_attr(),
+                             "A graph lowered for one backend: its text is the backend's input program.")
+      .def_prop_ro("backend", &LoweredProgram::backend)
+      .def_prop_ro("graph", &LoweredProgram::graph)
+      .def_prop_ro("text", &LoweredProgram::text)
+      .def("save", &LoweredProgram::save, nb::arg("path"), "Writes the text atomically.")
+      .def("__str__", &LoweredProgram::text)
+      .def("__repr__", [](const LoweredProgram& l) { return "<LoweredProgram backend='" + l.backend() + "'>"; });
+
+  nb::class_<CompiledArtifact>(m, "CompiledArtifact", nb::dynamic_attr(),
+                               "The compiler's output: a versioned header and the backend's payload; save/load as "
+                               ".evoxcartifact (PersistenceError on any mismatch, never a silent recompile).")
+      .def_prop_ro("backend", &CompiledArtifact::backend)
+      .def_prop_ro("target", &CompiledArtifact::target)
+      .def_prop_ro("options", &CompiledArtifact::options)
+      .def_prop_ro("graph", &CompiledArtifact::graph)
+      .def_prop_ro("content_hash", &CompiledArtifact::content_hash)
+      .def_ro_static("format_version", &CompiledArtifact::kFormatVersion)
+      .def_ro_static("abi", &CompiledArtifact::kAbi)
+      .def("save", &CompiledArtifact::save, nb::arg("path"))
+      .def_static("load", &CompiledArtifact::load, nb::arg("path"))
+      .def("to_bytes",
+           [](const CompiledArtifact& a) {
+             std::string b = a.to_bytes();
+             return nb::bytes(b.data(), b.size());
+           })
+      .def_static("from_bytes",
+                  [](nb::bytes b) { return CompiledArtifact::from_bytes(std::string_view(b.c_str(), b.size())); })
+      .def("__repr__", [](const CompiledArtifact& a) {
+        return "<CompiledArtifact backend='" + a.backend() + "' target='" + a.target() + "' options='" + a.options() +
+               "'>";
+      });
+
+  nb::class_<Executable>(m, "Executable", nb::dynamic_attr(),
+                         "A device-bound callable program. exe(*args) = evoxc.run(exe, *args); safe to call from "
+                         "many threads (the GIL is released while it runs).")
+      .def_prop_ro("device", &Executable::device)
+      .def_prop_ro("graph", &Executable::graph)
+      .def_prop_ro("backend", &Executable::backend)
+      .def_prop_ro("num_inputs", &Executable::num_inputs)
+      .def_prop_ro("num_outputs", &Executable::num_outputs)
+      .def("__repr__", [](const Executable& e) {
+        return "<Executable backend='" + e.backend() + "' device=" + e.device().to_string() + " " +
+               std::to_string(e.num_inputs()) + " inputs>";
+      });
+
+  m.def("_run", &run_exe, nb::arg("exe"), nb::arg("args"), nb::kw_only(), nb::arg("timeout") = nb::none(),
+        nb::arg("max_loop_iterations") = 0);
+  m.def(
+      "execute",
+      [](const Executable& exe, const std::vector<Tensor>& inputs, std::vector<Tensor> outputs) {
+        if (outputs.empty()) outputs.resize(exe.num_outputs());
+        {
+          nb::gil_scoped_release release;
+          exe.execute(inputs, outputs);
+        }
+        return outputs;
+      },
+      nb::arg("exe"), nb::arg("inputs"), nb::arg("outputs") = std::vector<Tensor>{},
+      "The flat entry: inputs in graph order; outputs written in place when given with the right shape and dtype "
+      "(allocated otherwise). Returns the output list.");
+
+  m.def(
+      "lower", [](const Graph& g, const std::string& backend) { return lower(g, backend); }, nb::arg("graph"),
+      nb::arg("backend") = "interp", "Lowers a graph for a backend (verifies it and checks every op first).");
+  m.def(
+      "_compile",
+      [](const LoweredProgram& l, nb::handle opt_level, const std::vector<std::string>& flags) {
+        return compile(l, compile_options(opt_level, flags));
+      },
+      nb::arg("lowered"), nb::arg("opt_level") = nb::none(), nb::arg("flags") = std::vector<std::string>{});
+  m.def(
+      "_load", [](const CompiledArtifact& a, const Device& d) { return load(a, d); }, nb::arg("artifact"),
+      nb::arg("device"));
+  m.def("backends", &backend_names, "The backends this build has, sorted.");
+  m.def("devices", &devices, "The devices this host can run on.");
+  m.def(
+      "capabilities",
+      [](const std::string& name) {
+        const Capabilities& c = get_backend(name).capabilities();
+        nb::dict d;
+        d["backend"] = c.backend;
+        nb::list kinds;
+        for (auto k : c.device_kinds) kinds.append(std::string(Device(k, 0).kind_name()));
+        d["device_kinds"] = kinds;
+        d["symbolic_shapes"] = c.symbolic_shapes;
+        d["regions"] = c.regions;
+        d["serializable_artifact"] = c.serializable_artifact;
+        nb::list dts;
+        for (auto t : c.dtypes) dts.append(dtype_object(t));
+        d["dtypes"] = dts;
+        return d;
+      },
+      nb::arg("backend") = "interp", "What a backend can do, as plain data.");
+}
+
+}  // namespace evoxc::py

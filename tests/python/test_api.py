@@ -1,0 +1,527 @@
+"""The staging API, the value model and the errors: the seed README's Python examples and rules, one test each."""
+
+import collections
+import dataclasses
+import enum
+import gc
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import evoxc
+from evoxc import TensorSpec
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@evoxc.defn
+def f(x, w):
+    return evoxc.sum(evoxc.tanh(evoxc.dot(x, w)), axes=1)
+
+
+SX, SW = TensorSpec((4, 8), evoxc.float32), TensorSpec((8, 4), evoxc.float32)
+
+
+# ---- the explicit pipeline (seed quickstart) ----
+
+def test_quickstart_pipeline_objects_and_values():
+    graph = evoxc.trace(f, SX, SW)
+    lowered = evoxc.lower(graph)
+    artifact = evoxc.compile(lowered)
+    exe = evoxc.load(artifact, device="cpu")
+    y = evoxc.run(exe, evoxc.ones((4, 8)), evoxc.ones((8, 4)))
+    assert isinstance(graph, evoxc.Graph) and isinstance(lowered, evoxc.LoweredProgram)
+    assert isinstance(artifact, evoxc.CompiledArtifact) and isinstance(exe, evoxc.Executable)
+    assert isinstance(y, evoxc.Tensor)
+    np.testing.assert_allclose(y.numpy(), np.full(4, 8 * np.tanh(8.0) / 2, np.float32) * 0 + np.float32(4 * np.tanh(8.0)),
+                               rtol=1e-6)
+    assert str(graph) == "<Graph 2 tensor inputs, 0 static values>"
+
+
+def test_build_and_evaluate_are_the_documented_shorthands():
+    exe = evoxc.build(f, SX, SW, device="cpu")
+    a = evoxc.run(exe, evoxc.ones((4, 8)), evoxc.ones((8, 4))).numpy()
+    b = evoxc.evaluate(f, evoxc.ones((4, 8)), evoxc.ones((8, 4))).numpy()
+    np.testing.assert_array_equal(a, b)
+    assert exe(evoxc.ones((4, 8)), evoxc.ones((8, 4))).numpy().tolist() == a.tolist()
+
+
+def test_graph_print_verify_save_load_roundtrip(tmp_path, capsys):
+    g = evoxc.trace(f, SX, SW)
+    g.print()
+    text = capsys.readouterr().out
+    assert "evoxc.dot(%arg0, %arg1) : tensor<4x4xf32>" in text
+    assert 'loc("test_api.py":' in text  # Python file and line
+    g.verify()
+    path = tmp_path / "f.evoxcgraph"
+    g.save(str(path))
+    g2 = evoxc.Graph.load(str(path))
+    assert g2 == g and g2.to_string() == g.to_string()
+    assert evoxc.Graph.parse(g.to_string()) == g
+
+
+def test_locations_are_python_lines():
+    @evoxc.defn
+    def h(x):
+        a = evoxc.exp(x)  # line A
+        return a * 2.0  # line B
+
+    g = evoxc.trace(h, TensorSpec((3,)))
+    lines = [l for l in g.to_string().splitlines() if "evoxc.exp" in l or "evoxc.multiply" in l]
+    import inspect
+    src, start = inspect.getsourcelines(h.fn)
+    a_line = start + [i for i, l in enumerate(src) if "line A" in l][0]
+    b_line = start + [i for i, l in enumerate(src) if "line B" in l][0]
+    assert f'loc("test_api.py":{a_line}:0)' in lines[0]
+    assert f'loc("test_api.py":{b_line}:0)' in lines[1]
+
+
+def test_artifact_save_load_and_corruption(tmp_path):
+    art = evoxc.compile(evoxc.lower(evoxc.trace(f, SX, SW)), opt_level="O1")
+    p = tmp_path / "f.evoxcartifact"
+    art.save(str(p))
+    back = evoxc.CompiledArtifact.load(str(p))
+    assert back.content_hash == art.content_hash and back.backend == "interp"
+    y = evoxc.run(evoxc.load(back), evoxc.ones((4, 8)), evoxc.ones((8, 4)))
+    assert y.shape == (4,)
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(evoxc.PersistenceError):
+        evoxc.CompiledArtifact.load(str(p))
+    with pytest.raises(evoxc.PersistenceError):
+        evoxc.CompiledArtifact.from_bytes(b"not an artifact")
+
+
+# ---- the value model and its errors ----
+
+def test_calling_a_defn_on_data_is_a_trace_error():
+    with pytest.raises(evoxc.TraceError, match="evoxc.trace.*evoxc.evaluate"):
+        f(evoxc.ones((4, 8)), evoxc.ones((8, 4)))
+
+
+def test_python_if_on_a_symbolic_value_is_a_trace_error():
+    @evoxc.defn
+    def g(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(evoxc.TraceError, match="evoxc.cond"):
+        evoxc.trace(g, TensorSpec(()))
+
+    @evoxc.defn
+    def w(x):
+        while x < 3:
+            x = x + 1
+        return x
+
+    with pytest.raises(evoxc.TraceError, match="while_loop"):
+        evoxc.trace(w, TensorSpec(()))
+    with pytest.raises(evoxc.TraceError):
+        evoxc.trace(lambda x: int(x), TensorSpec(()))
+
+
+def test_capturing_a_tensor_is_a_trace_error():
+    t = evoxc.ones((3,))
+    arr = np.ones(3, np.float32)
+    for captured in (t, arr):
+        with pytest.raises(evoxc.TraceError, match="constant"):
+            evoxc.trace(lambda x: evoxc.add(x, captured), TensorSpec((3,)))
+        with pytest.raises(evoxc.TraceError, match="constant"):
+            evoxc.trace(lambda x: x * captured, TensorSpec((3,)))
+    with pytest.raises(evoxc.TraceError, match="constant"):
+        evoxc.trace(lambda x: evoxc.sum(t), TensorSpec((3,)))
+
+
+def test_trace_rejects_data_arguments():
+    with pytest.raises(evoxc.TraceError, match="evaluate"):
+        evoxc.trace(f, evoxc.ones((4, 8)), SW)
+
+
+def test_symbolic_tensor_used_after_its_trace_is_a_trace_error():
+    kept = []
+
+    def g(x):
+        kept.append(x)
+        return x + 1
+
+    evoxc.trace(g, TensorSpec((2,)))
+    with pytest.raises(evoxc.TraceError):
+        evoxc.trace(lambda y: y + kept[0], TensorSpec((2,)))
+    with pytest.raises(evoxc.TraceError):
+        kept[0].shape  # noqa: B018
+    with pytest.raises(evoxc.TraceError):
+        evoxc.exp(kept[0])
+
+
+def test_symbolic_tensor_has_no_data():
+    def g(x):
+        with pytest.raises(evoxc.TraceError):
+            x.numpy()
+        with pytest.raises(evoxc.TraceError):
+            np.asarray(x)
+        with pytest.raises(evoxc.TraceError, match="at\\[idx\\]"):
+            x[0] = 1.0
+        return x
+
+    evoxc.trace(g, TensorSpec((2,)))
+
+
+def test_constant_warns_and_embeds():
+    with pytest.warns(UserWarning, match="embeds"):
+        g = evoxc.trace(lambda x: x + evoxc.constant(evoxc.tensor(np.arange(3, dtype=np.float32))), TensorSpec((3,)))
+    y = evoxc.run(evoxc.build(g), evoxc.zeros((3,)))
+    assert y.numpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_python_scalars_are_weakly_typed():
+    for dt in (evoxc.float16, evoxc.float64, evoxc.int8, evoxc.int32, evoxc.uint8):
+        g = evoxc.trace(lambda x: x + 1, TensorSpec((2,), dt))
+        assert g.output_specs[0].dtype == dt
+    g = evoxc.trace(lambda x: x * 2.5, TensorSpec((2,), evoxc.int32))
+    assert g.output_specs[0].dtype == evoxc.float32  # int tensor * float scalar -> default float
+
+
+class Mode(enum.Enum):
+    A = 1
+    B = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    scale: float
+    depth: int
+
+
+def test_static_values_are_snapshotted_and_change_the_graph():
+    def g(x, k, mode, cfg, sl, name, dt):
+        y = x * k * cfg.scale
+        for _ in range(cfg.depth):
+            y = evoxc.tanh(y)
+        y = y if mode is Mode.A else -y
+        return evoxc.astype(y, dt)
+
+    args = (TensorSpec((4,)), 3, Mode.A, Config(2.0, 2), slice(0, 2), "n", evoxc.float64)
+    g1 = evoxc.trace(g, *args)
+    sv = g1.static_values
+    assert sv["[1]"] == 3 and sv["[2]"] == "Mode.A" and "scale=2.0" in sv["[3]"] and sv["[5]"] == "n"
+    assert sv["[6]"] == evoxc.float64
+    g2 = evoxc.trace(g, TensorSpec((4,)), 3, Mode.B, Config(2.0, 2), slice(0, 2), "n", evoxc.float64)
+    g3 = evoxc.trace(g, TensorSpec((4,)), 3, Mode.A, Config(2.0, 3), slice(0, 2), "n", evoxc.float64)
+    assert g1 != g2 and g1 != g3
+    y = evoxc.run(evoxc.build(g1), evoxc.ones((4,)), None, None, None, None, None, None)
+    np.testing.assert_allclose(y.numpy(), np.tanh(np.tanh(6.0)), rtol=1e-6)
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+@dataclasses.dataclass
+class State:
+    pos: object
+    vel: object
+
+
+def test_pytrees_namedtuple_dataclass_dict_list_none():
+    def step(s, p, extra):
+        return State(pos=s.pos + s.vel, vel=s.vel * p.a), Pair(a=p.b, b=None), [extra["k"]]
+
+    spec = TensorSpec((3,))
+    g = evoxc.trace(step, State(spec, spec), Pair(spec, spec), {"k": spec})
+    exe = evoxc.build(g)
+    ones = evoxc.ones((3,))
+    out = evoxc.run(exe, State(ones, ones), Pair(evoxc.full((3,), 2.0), ones), {"k": ones})
+    s, p, lst = out
+    assert isinstance(s, State) and isinstance(p, Pair) and isinstance(lst, list)
+    assert s.pos.numpy().tolist() == [2.0] * 3 and s.vel.numpy().tolist() == [2.0] * 3 and p.b is None
+
+
+def test_run_input_mismatch_names_the_path():
+    exe = evoxc.build(lambda d: d["x"] + d["y"], {"x": TensorSpec((2,)), "y": TensorSpec((2,))})
+    with pytest.raises(evoxc.ValidationError, match="y"):
+        evoxc.run(exe, {"x": evoxc.ones((2,)), "z": evoxc.ones((2,))})
+    with pytest.raises(evoxc.ValidationError):
+        evoxc.run(exe, {"x": evoxc.ones((2,)), "y": evoxc.ones((3,))})
+
+
+def test_symbolic_dims_seed_model():
+    B = evoxc.dim("B")
+
+    @evoxc.defn
+    def model(params, batch):
+        h = evoxc.tanh(evoxc.dot(batch["x"], params["w1"]) + params["b1"])
+        return {"logits": evoxc.dot(h, params["w2"]), "hidden": h}
+
+    spec = ({"w1": TensorSpec((4, 8)), "b1": TensorSpec((8,)), "w2": TensorSpec((8, 3))}, {"x": TensorSpec((B, 4))})
+    exe = evoxc.build(model, *spec, device="cpu")
+    params = {"w1": evoxc.ones((4, 8)), "b1": evoxc.zeros((8,)), "w2": evoxc.ones((8, 3))}
+    out = evoxc.run(exe, params, {"x": evoxc.ones((5, 4))})
+    assert {k: v.shape for k, v in out.items()} == {"hidden": (5, 8), "logits": (5, 3)}
+    assert str(B * 2 + 1) == "(2*B+1)" or "B" in str(B * 2 + 1)
+
+
+def test_error_classes_share_one_base():
+    for name in ("TraceError", "TransformError", "BackendError", "PersistenceError", "DeviceError",
+                 "ValidationError", "ShapeError", "ParseError", "VerifyError", "RunLimitError", "InternalError"):
+        cls = getattr(evoxc, name)
+        assert issubclass(cls, evoxc.EvoxcError), name
+    assert issubclass(evoxc.ValidationError, ValueError)
+    assert issubclass(evoxc.DTypeError, TypeError)
+
+
+def test_shape_and_dtype_errors_are_typed():
+    with pytest.raises(evoxc.ShapeError):
+        evoxc.trace(lambda a, b: a + b, TensorSpec((3,)), TensorSpec((4,)))
+    with pytest.raises(evoxc.DTypeError):
+        evoxc.trace(lambda a: evoxc.bitwise_and(a, a), TensorSpec((3,), evoxc.float32))
+
+
+def test_unknown_and_future_backends_are_backend_errors():
+    g = evoxc.trace(f, SX, SW)
+    with pytest.raises(evoxc.BackendError, match="not in this build yet"):
+        evoxc.lower(g, "iree")
+    with pytest.raises(evoxc.BackendError, match="interp"):
+        evoxc.lower(g, "nonsense")
+    with pytest.raises(evoxc.DeviceError):
+        evoxc.build(f, SX, SW, device=evoxc.Device("cuda", 0))
+
+
+def test_devices_and_capabilities():
+    ds = evoxc.devices()
+    assert ds[0] == evoxc.Device("cpu", 0) and repr(ds[0]) == "Device(kind='cpu', index=0)"
+    caps = evoxc.capabilities("interp")
+    assert caps["symbolic_shapes"] and caps["regions"] and evoxc.float32 in caps["dtypes"]
+    assert "interp" in evoxc.backends()
+
+
+def test_run_limits():
+    @evoxc.defn
+    def forever(x):
+        return evoxc.while_loop(lambda c: c < 1e30, lambda c: c * 1.0 + 0.0, x)
+
+    exe = evoxc.build(forever, TensorSpec(()))
+    with pytest.raises(evoxc.RunLimitError):
+        evoxc.run(exe, evoxc.tensor(0.0), max_loop_iterations=1000)
+    with pytest.raises(evoxc.RunLimitError):
+        evoxc.run(exe, evoxc.tensor(0.0), timeout=0.05)
+
+
+# ---- control flow ----
+
+def test_newton_sqrt_while_loop_seed_example():
+    @evoxc.defn
+    def sqrt_newton(x):
+        def cond_fn(s):
+            y, prev = s
+            return evoxc.greater(evoxc.abs(evoxc.subtract(y, prev)), 1e-6)
+
+        def body_fn(s):
+            y, prev = s
+            return 0.5 * (y + x / y), y
+
+        y, _prev = evoxc.while_loop(cond_fn, body_fn, (x, evoxc.constant(evoxc.zeros((), evoxc.float32))))
+        return y
+
+    exe = evoxc.build(sqrt_newton, TensorSpec((), evoxc.float32), device="cpu")
+    assert abs(float(evoxc.run(exe, evoxc.tensor(2.0)).numpy()) - 1.4142135) < 1e-6
+
+
+def test_cond_switch_scan_fori():
+    def g(x, i):
+        a = evoxc.cond(evoxc.greater(evoxc.sum(x), 0.0), lambda v: {"r": v * 2.0}, lambda v: {"r": v - 1.0}, x)
+        b = evoxc.switch(i, [lambda v: v + 1.0, lambda v: v + 2.0, lambda v: v + 3.0], x)
+        c, ys = evoxc.scan(lambda c, xi: (c + xi, c * xi), evoxc.fill((), 0.0), x)
+        d = evoxc.fori_loop(0, 3, lambda k, acc: acc + evoxc.astype(k, evoxc.float32), evoxc.fill((), 0.0))
+        return a["r"], b, c, ys, d
+
+    exe = evoxc.build(g, TensorSpec((3,)), TensorSpec((), evoxc.int32))
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    a, b, c, ys, d = evoxc.run(exe, x, np.array(1, np.int32))
+    assert a.numpy().tolist() == [2.0, 4.0, 6.0] and b.numpy().tolist() == [3.0, 4.0, 5.0]
+    assert float(c.numpy()) == 6.0 and ys.numpy().tolist() == [0.0, 2.0, 9.0] and float(d.numpy()) == 3.0
+    a, b, *_ = evoxc.run(exe, -x, np.array(7, np.int32))  # index clamps to the last branch
+    assert a.numpy().tolist() == [-2.0, -3.0, -4.0] and b.numpy().tolist() == [2.0, 1.0, 0.0]
+
+
+def test_cond_branches_must_agree():
+    with pytest.raises(evoxc.TraceError, match="structure"):
+        evoxc.trace(lambda x: evoxc.cond(x[0] > 0, lambda v: (v, v), lambda v: v, x), TensorSpec((2,)))
+
+
+# ---- transforms ----
+
+def test_per_sample_grad_seed_example():
+    @evoxc.defn
+    def loss(x, y, w):
+        d = evoxc.subtract(evoxc.tanh(evoxc.dot(x, w)), y)
+        return evoxc.mean(evoxc.multiply(d, d))
+
+    psg = evoxc.vmap(evoxc.grad(loss, argnums=(2,)), in_axes=(0, 0, None), out_axes=(0,))
+    specs = (TensorSpec((8, 4, 8)), TensorSpec((8, 4, 4)), TensorSpec((8, 4)))
+    graph = psg(*specs)
+    assert isinstance(graph, evoxc.Graph)
+    exe = evoxc.load(evoxc.compile(evoxc.lower(graph)), device="cpu")
+    dw, = evoxc.run(exe, evoxc.ones((8, 4, 8)), evoxc.zeros((8, 4, 4)), evoxc.ones((8, 4)))
+    assert dw.shape == (8, 8, 4) and dw.dtype == evoxc.float32 and dw.device == evoxc.Device("cpu", 0)
+
+
+def test_transforms_on_graphs_and_functions_agree():
+    def sl(x, y, w):
+        d = evoxc.subtract(evoxc.dot(x, w), y)
+        return evoxc.mean(evoxc.multiply(d, d))
+
+    specs = (TensorSpec((4, 3)), TensorSpec((4,)), TensorSpec((3,)))
+    g = evoxc.trace(sl, *specs)
+    gw_graph = evoxc.grad(g, argnums=(2,))
+    gw_fn = evoxc.grad(sl, argnums=(2,))(*specs)
+    assert gw_graph == gw_fn
+    gb = evoxc.vmap(g, in_axes=(0, 0, None))
+    assert gb.input_specs[0].shape[1:] == (4, 3)
+    rng = np.random.default_rng(0)
+    x, y, w = (rng.standard_normal(s.shape).astype(np.float32) for s in specs)
+    dw, = evoxc.run(evoxc.build(gw_graph), x, y, w)
+    np.testing.assert_allclose(dw.numpy(), 2 * x.T @ (x @ w - y) / 4, rtol=1e-5, atol=1e-6)
+    vg = evoxc.value_and_grad(sl, argnums=2)(*specs)
+    v, gw = evoxc.run(evoxc.build(vg), x, y, w)
+    np.testing.assert_allclose(float(v.numpy()), np.mean((x @ w - y) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(gw.numpy(), dw.numpy(), rtol=1e-6)
+
+
+def test_jvp_vjp_jacobians_hessian():
+    def h(x):
+        return evoxc.sum(x * x * x)
+
+    s = TensorSpec((3,), evoxc.float64)
+    x = np.array([1.0, 2.0, -1.0])
+    (val, tan) = evoxc.run(evoxc.build(evoxc.jvp(h)(s)), (x,), (np.ones(3),))
+    assert float(tan.numpy()) == pytest.approx(3 * np.sum(x ** 2))
+    out, (ct,) = evoxc.run(evoxc.build(evoxc.vjp(h)(s)), (x,), np.array(1.0))
+    np.testing.assert_allclose(ct.numpy(), 3 * x ** 2)
+    jf = evoxc.run(evoxc.build(evoxc.jacfwd(lambda v: v * v)(s)), x)
+    jr = evoxc.run(evoxc.build(evoxc.jacrev(lambda v: v * v)(s)), x)
+    np.testing.assert_allclose(jf.numpy(), np.diag(2 * x))
+    np.testing.assert_allclose(jr.numpy(), np.diag(2 * x))
+    hs = evoxc.run(evoxc.build(evoxc.hessian(h)(s)), x)
+    np.testing.assert_allclose(hs.numpy(), np.diag(6 * x))
+
+
+def test_transform_errors_are_typed():
+    with pytest.raises(evoxc.TransformError):
+        evoxc.grad(lambda x: x * 2.0)(TensorSpec((3,)))  # not a scalar loss
+    with pytest.raises(evoxc.ValidationError, match="differ"):
+        evoxc.vmap(lambda a, b: a + b)(TensorSpec((3, 2)), TensorSpec((4, 2)))
+
+
+# ---- caches and bind ----
+
+def test_build_cached_seed_example():
+    cache = evoxc.CompileCache(maxsize=64)
+    exe_a = evoxc.build_cached(f, SX, SW, cache=cache, device="cpu")
+    exe_b = evoxc.build_cached(f, SX, SW, cache=cache, device="cpu")
+    assert exe_a is exe_b and cache.hits == 1 and cache.misses == 1
+    evoxc.build_cached(f, SX, TensorSpec((8, 4), evoxc.float64), cache=cache)
+    assert cache.misses == 2 and len(cache) == 2
+    small = evoxc.CompileCache(maxsize=1)
+    evoxc.build_cached(f, SX, SW, cache=small)
+    evoxc.build_cached(f, TensorSpec((2, 8)), SW, cache=small)
+    evoxc.build_cached(f, SX, SW, cache=small)
+    assert small.misses == 3 and len(small) == 1
+
+
+def test_bind_is_argument_sugar():
+    exe = evoxc.build(f, SX, SW)
+    run_w = evoxc.bind(exe, evoxc.ones((4, 8)))
+    y = run_w(evoxc.ones((8, 4)))
+    assert y.numpy().tolist() == evoxc.run(exe, evoxc.ones((4, 8)), evoxc.ones((8, 4))).numpy().tolist()
+
+
+# ---- numpy and DLPack interop ----
+
+def test_numpy_view_without_copy_and_lifetime():
+    exe = evoxc.build(lambda x: x * 2.0, TensorSpec((1000,)))
+    y = evoxc.run(exe, np.ones(1000, np.float32))
+    a = y.numpy()
+    b = y.numpy()
+    assert np.shares_memory(a, b)  # both view the tensor's storage
+    del y
+    gc.collect()
+    assert a.sum() == 2000.0  # the storage outlives the Tensor while the array lives
+
+
+def test_tensor_from_numpy_copies_only_when_needed():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = evoxc.tensor(a)
+    assert np.shares_memory(t.numpy(), a)
+    t2 = evoxc.tensor(a.T)  # not contiguous -> copied
+    assert not np.shares_memory(t2.numpy(), a) and t2.numpy().tolist() == a.T.tolist()
+    raw = np.zeros(4 * 10 + 1, np.uint8)[1:].view(np.float32) if False else None  # noqa: F841
+    buf = np.zeros(41, np.uint8)
+    mis = np.frombuffer(buf.data, dtype=np.float32, count=10, offset=1)
+    assert not mis.flags.aligned
+    t3 = evoxc.tensor(mis)
+    assert t3.shape == (10,) and not np.shares_memory(t3.numpy(), buf)
+    assert evoxc.tensor(2.0).dtype == evoxc.float32 and evoxc.tensor(3).dtype == evoxc.int64
+    assert evoxc.tensor([1.5, 2.5]).dtype == evoxc.float32
+    assert evoxc.tensor(np.float64(1.0)).dtype == evoxc.float64
+    assert np.asarray(evoxc.ones((2,))).tolist() == [1.0, 1.0]
+
+
+def test_dlpack_numpy_roundtrip_without_copy():
+    a = np.arange(6, dtype=np.int32)
+    t = evoxc.from_dlpack(a)
+    assert np.shares_memory(t.numpy(), a)
+    assert t.__dlpack_device__() == (1, 0)
+    back = np.from_dlpack(t)
+    assert np.shares_memory(back, a)
+
+
+def test_dlpack_torch_and_jax():
+    torch = pytest.importorskip("torch")
+    tt = torch.arange(5, dtype=torch.float32)
+    t = evoxc.from_dlpack(tt)
+    assert t.numpy().tolist() == [0, 1, 2, 3, 4]
+    tt[0] = 42.0
+    assert t.numpy()[0] == 42.0  # shared memory
+    back = torch.from_dlpack(t)
+    back[1] = 7.0
+    assert t.numpy()[1] == 7.0
+
+
+def test_dlpack_jax():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    t = evoxc.tensor(np.arange(4, dtype=np.float32))
+    j = jnp.from_dlpack(t)
+    assert j.tolist() == [0.0, 1.0, 2.0, 3.0]
+    back = evoxc.from_dlpack(jnp.arange(3, dtype=jnp.float32))
+    assert back.numpy().tolist() == [0.0, 1.0, 2.0]
+    del jax
+
+
+def test_tensor_to_and_device_errors():
+    t = evoxc.ones((2,))
+    c = t.to("cpu")
+    assert c.numpy().tolist() == [1.0, 1.0] and not np.shares_memory(c.numpy(), t.numpy())
+    with pytest.raises(evoxc.DeviceError):
+        t.to(evoxc.Device("cuda", 0))
+
+
+# ---- packaging ----
+
+def test_import_needs_only_numpy():
+    code = ("import sys, evoxc; bad = [m for m in ('jax', 'torch', 'jaxlib') if m in sys.modules]; "
+            "print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+
+
+def test_type_stubs_ship_with_the_package():
+    pkg = os.path.dirname(evoxc.__file__)
+    stub = os.path.join(pkg, "_core.pyi")
+    assert os.path.exists(stub)
+    text = open(stub).read()
+    assert "class SymbolicTensor" in text and "def lower(" in text
