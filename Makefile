@@ -45,6 +45,7 @@ run: build bench-venv
 	$(PY) examples/per_sample_grad.py
 	$(PY) examples/newton_sqrt.py
 	$(PY) examples/batch_dict.py
+	$(PY) bench/python_overhead.py --quick
 	$(PY) bench/compare.py --quick
 
 test: build

@@ -12,7 +12,6 @@ _core._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
 from ._core import *  # noqa: E402,F401,F403  (dtypes, Dim, Device, TensorSpec, Tensor, errors, every op function)
 from ._core import EvoxcError, InternalError, ParseError, RunLimitError, ShapeError, VerifyError  # noqa: E402,F401
-from ._core import TypeError as DTypeError  # noqa: E402,F401
 
 from . import _symbolic  # noqa: E402
 from ._api import (CompileCache, Defn, GraphFunction, bind, build, build_cached, compile, defn, evaluate,  # noqa: E402

@@ -42,7 +42,7 @@ def tensor(data, dtype=None) -> Tensor:
         elif a.dtype.kind == "i" and a.dtype != np.int64:
             a = a.astype(np.int64)
         elif a.dtype.kind in "OUS":
-            raise _core.TypeError(f"evoxc.tensor: cannot make a tensor of {type(data).__name__} data")
+            raise _core.DTypeError(f"evoxc.tensor: cannot make a tensor of {type(data).__name__} data")
     if not (a.flags.c_contiguous and a.flags.aligned):
         a = a.copy(order="C")  # a fresh, aligned, contiguous copy
     return _core._tensor_from_array(a)
@@ -62,7 +62,7 @@ def _tensor_numpy(self) -> np.ndarray:
     """The data as a numpy array viewing this tensor's storage (no copy; the storage stays alive while the
     array does). DeviceError for a tensor that is not on the cpu: use .to(evoxc.Device('cpu', 0)) first."""
     if self.dtype == _core.bfloat16:
-        raise _core.TypeError("numpy has no bfloat16: convert inside the graph (evoxc.astype) first")
+        raise _core.DTypeError("numpy has no bfloat16: convert inside the graph (evoxc.astype) first")
     return self._ndarray()
 
 

@@ -84,20 +84,6 @@ ConvPadding conv_padding(nb::handle h, const Operand& lhs) {
 
 Ints or_empty(const std::optional<Ints>& v) { return v ? *v : Ints{}; }
 
-// A sequence of SymbolicTensors. (Not std::vector<SymbolicTensor>: nanobind's list caster converts inside a
-// noexcept function, where the host-data TraceError would terminate the process.)
-std::vector<SymbolicTensor> tensors(const nb::sequence& xs) {
-  std::vector<SymbolicTensor> out;
-  for (nb::handle h : xs) {
-    if (!nb::isinstance<SymbolicTensor>(h)) {
-      if (is_host_data(h)) host_data_error();
-      throw nb::type_error(("expected a sequence of SymbolicTensors, got a " + py_type_name(h) + " in it").c_str());
-    }
-    out.push_back(nb::cast<SymbolicTensor>(h));
-  }
-  return out;
-}
-
 // Non-negative axis of a rank-`rank` value (negative counts from the end); ShapeError when out of range.
 int64_t norm_axis(int64_t a, size_t rank, const char* what) {
   auto r = static_cast<int64_t>(rank);
@@ -202,19 +188,19 @@ void bind_ops_structure(nb::module_& m) {
       "Static slice x[start[0]:limit[0]:strides[0], ...]; missing trailing axes are taken whole; negative "
       "start/limit count from the end (lax.slice with numpy's negative indices).");
   def_op(
-      m, "concatenate", [](const nb::sequence& xs, int64_t axis) { return concatenate(tensors(xs), axis); },
+      m, "concatenate", [](const std::vector<SymbolicTensor>& xs, int64_t axis) { return concatenate(xs, axis); },
       nb::arg("xs"), nb::arg("axis") = 0, "numpy.concatenate(xs, axis): the operands joined along an existing axis.",
       nb::sig("def concatenate(xs: collections.abc.Sequence[SymbolicTensor], axis: int = 0) -> SymbolicTensor"));
   def_op(
-      m, "stack", [](const nb::sequence& xs, int64_t axis) { return stack(tensors(xs), axis); }, nb::arg("xs"),
+      m, "stack", [](const std::vector<SymbolicTensor>& xs, int64_t axis) { return stack(xs, axis); }, nb::arg("xs"),
       nb::arg("axis") = 0, "numpy.stack(xs, axis): the operands (one shape) joined along a new axis.",
       nb::sig("def stack(xs: collections.abc.Sequence[SymbolicTensor], axis: int = 0) -> SymbolicTensor"));
   def_op(
-      m, "hstack", [](const nb::sequence& xs) { return hstack(tensors(xs)); }, nb::arg("xs"),
+      m, "hstack", [](const std::vector<SymbolicTensor>& xs) { return hstack(xs); }, nb::arg("xs"),
       "numpy.hstack(xs): concatenate along axis 1, or axis 0 for 1-D operands.",
       nb::sig("def hstack(xs: collections.abc.Sequence[SymbolicTensor]) -> SymbolicTensor"));
   def_op(
-      m, "vstack", [](const nb::sequence& xs) { return vstack(tensors(xs)); }, nb::arg("xs"),
+      m, "vstack", [](const std::vector<SymbolicTensor>& xs) { return vstack(xs); }, nb::arg("xs"),
       "numpy.vstack(xs): concatenate along axis 0 after making each operand at least 2-D.",
       nb::sig("def vstack(xs: collections.abc.Sequence[SymbolicTensor]) -> SymbolicTensor"));
   def_op(
@@ -344,7 +330,7 @@ void bind_ops_structure(nb::module_& m) {
       nb::arg("axis") = -1, "numpy.sort(x, axis): ascending, stable, NaN last (None: over the flattened x).");
   def_op(
       m, "sort",
-      [](const nb::sequence& xs, int64_t axis, int64_t num_keys) { return sort(tensors(xs), axis, num_keys); },
+      [](const std::vector<SymbolicTensor>& xs, int64_t axis, int64_t num_keys) { return sort(xs, axis, num_keys); },
       nb::arg("xs"), nb::arg("axis") = -1, nb::arg("num_keys") = 1,
       "lax.sort(xs, axis, num_keys): every tensor of the list (one shape) sorted along `axis` by the first "
       "`num_keys` of them lexicographically (stable); returns a list.",

@@ -166,6 +166,20 @@ void bind_pipeline(nb::module_& m) {
   m.def(
       "_load", [](const CompiledArtifact& a, const Device& d) { return load(a, d); }, nb::arg("artifact"),
       nb::arg("device"));
+  // The no-op baseline of bench/python_overhead.py: the same Executable::run entry timed in C++,
+  // with inputs converted once, so the difference to evoxc.run is the cost of going through Python.
+  m.def(
+      "_time_run_native",
+      [](const Executable& exe, const nb::tuple& args, int64_t iterations) {
+        Tree<Tensor> inputs = inputs_from_python(args);
+        nb::gil_scoped_release release;
+        auto t0 = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < iterations; ++i) exe.run(inputs);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+               static_cast<double>(iterations);
+      },
+      nb::arg("exe"), nb::arg("args"), nb::arg("iterations"),
+      "Seconds per Executable::run call on these inputs, timed in C++ (benchmark support).");
   m.def("backends", &backend_names, "The backends this build has, sorted.");
   m.def("devices", &devices, "The devices this host can run on.");
   m.def(

@@ -525,3 +525,40 @@ def test_type_stubs_ship_with_the_package():
     assert os.path.exists(stub)
     text = open(stub).read()
     assert "class SymbolicTensor" in text and "def lower(" in text
+
+
+# ---- the run path ----
+
+def test_run_releases_the_gil():
+    import threading
+
+    @evoxc.defn
+    def spin(x):
+        return evoxc.fori_loop(0, 3_000_000, lambda i, c: c * 1.0000001 + 1e-9, x)
+
+    exe = evoxc.build(spin, TensorSpec((), evoxc.float64))
+    done = threading.Event()
+
+    def worker():
+        evoxc.run(exe, np.array(1.0))
+        done.set()
+
+    th = threading.Thread(target=worker)
+    counter = 0
+    th.start()
+    while not done.is_set():
+        counter += 1  # runs only while the worker does not hold the GIL
+    th.join()
+    assert counter > 10_000
+
+
+def test_execute_writes_outputs_in_place():
+    exe = evoxc.build(lambda a, b: (a + b, a * b), TensorSpec((3,)), TensorSpec((3,)))
+    a, b = evoxc.tensor([1.0, 2.0, 3.0]), evoxc.tensor([4.0, 5.0, 6.0])
+    out = [evoxc.zeros((3,)), evoxc.zeros((3,))]
+    views = [o.numpy() for o in out]
+    res = evoxc.execute(exe, [a, b], out)
+    assert views[0].tolist() == [5.0, 7.0, 9.0] and views[1].tolist() == [4.0, 10.0, 18.0]
+    assert res[0].numpy().tolist() == [5.0, 7.0, 9.0]
+    fresh = evoxc.execute(exe, [a, b])
+    assert fresh[1].numpy().tolist() == [4.0, 10.0, 18.0]
