@@ -7,32 +7,14 @@ import scipy.linalg
 import scipy.special
 
 import evoxc
+import oputil
 from evoxc import _core
 
 RNG = np.random.default_rng(1234)
 
 
-def run(fn, *arrays):
-    """evoxc.evaluate with the result pytree converted to numpy arrays."""
-    out = evoxc.evaluate(fn, *arrays)
-
-    def to_np(t):
-        if isinstance(t, (tuple, list)):
-            return type(t)(to_np(x) for x in t)
-        return np.asarray(t.numpy())
-
-    return to_np(out)
-
-
-def rand(shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return RNG.random(shape) < 0.5
-    if dtype.kind == "u":
-        return RNG.integers(0, 20, shape).astype(dtype)
-    if dtype.kind == "i":
-        return RNG.integers(-20, 20, shape).astype(dtype)
-    return RNG.standard_normal(shape).astype(dtype)
+run = oputil.run
+rand = oputil.make_rand(RNG)
 
 
 def spd(n, batch=(), dtype=np.float64):

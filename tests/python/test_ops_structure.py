@@ -6,34 +6,13 @@ import numpy as np
 import pytest
 
 import evoxc
+import oputil
 
 RNG = np.random.default_rng(4321)
 
 
-def run(fn, *arrays):
-    """evoxc.evaluate with the result pytree converted to numpy arrays."""
-    # Empty inputs enter as evoxc.zeros: numpy gives empty arrays zero strides, which the numpy import refuses
-    # ("array is not C-contiguous"; reported, not a structure-op matter).
-    arrays = [evoxc.zeros(a.shape, a.dtype) if isinstance(a, np.ndarray) and a.size == 0 else a for a in arrays]
-    out = evoxc.evaluate(fn, *arrays)
-
-    def to_np(t):
-        if isinstance(t, (tuple, list)):
-            return type(t)(to_np(x) for x in t)
-        return np.asarray(t.numpy())
-
-    return to_np(out)
-
-
-def rand(shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return RNG.random(shape) < 0.5
-    if dtype.kind == "u":
-        return RNG.integers(0, 20, shape).astype(dtype)
-    if dtype.kind == "i":
-        return RNG.integers(-20, 20, shape).astype(dtype)
-    return RNG.standard_normal(shape).astype(dtype)
+run = oputil.run
+rand = oputil.make_rand(RNG)
 
 
 def assert_exact(got, want):
