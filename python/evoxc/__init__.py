@@ -33,4 +33,29 @@ except ImportError:  # pragma: no cover - the indexing module is part of the pac
 from . import numpy  # noqa: E402,F401
 
 Error = EvoxcError
+
+
+class NotAvailableError(EvoxcError, AttributeError):  # noqa: F405
+    """A part of the seed's API that this build does not have yet (the message names it and what exists)."""
+
+
+_NOT_YET = {
+    "batch_functions": "batch_functions (one graph for a population of programs) is the next planned step",
+    "batch_report": "batch_functions and its BatchReport are the next planned step",
+    "random": "evoxc.random (key-based RNG ops) is not implemented yet",
+    "sparse": "evoxc.sparse (sparse tensors) is not implemented yet",
+    "dist": "evoxc.dist (collectives) is not implemented yet",
+    "io": "evoxc.io (async host/device copies) needs a device runtime, which this build does not have",
+    "persist": "evoxc.persist (disk caches) is not implemented yet; Graph.save/CompiledArtifact.save persist objects",
+    "block": "evoxc.block (custom ops with portable decompositions) is not implemented yet",
+    "external_call": "evoxc.external_call (opaque kernels) is not implemented yet",
+    "register_external_kernel": "external kernels are not implemented yet",
+}
+
+
+def __getattr__(name):
+    if name in _NOT_YET:
+        raise NotAvailableError(f"evoxc.{name}: {_NOT_YET[name]} (this build has the interp backend; see the README's "
+                                "Status section)")
+    raise AttributeError(f"module 'evoxc' has no attribute {name!r}")
 __version__ = "0.1.0"

@@ -562,3 +562,12 @@ def test_execute_writes_outputs_in_place():
     assert res[0].numpy().tolist() == [5.0, 7.0, 9.0]
     fresh = evoxc.execute(exe, [a, b])
     assert fresh[1].numpy().tolist() == [4.0, 10.0, 18.0]
+
+
+def test_missing_subsystems_are_named_errors():
+    for name in ("batch_functions", "random", "sparse", "dist", "block", "external_call"):
+        with pytest.raises(evoxc.NotAvailableError, match=name):
+            getattr(evoxc, name)
+    assert issubclass(evoxc.NotAvailableError, evoxc.EvoxcError)
+    with pytest.raises(AttributeError):
+        evoxc.no_such_thing  # noqa: B018
