@@ -37,8 +37,7 @@ def test_quickstart_pipeline_objects_and_values():
     assert isinstance(graph, evoxc.Graph) and isinstance(lowered, evoxc.LoweredProgram)
     assert isinstance(artifact, evoxc.CompiledArtifact) and isinstance(exe, evoxc.Executable)
     assert isinstance(y, evoxc.Tensor)
-    np.testing.assert_allclose(y.numpy(), np.full(4, 8 * np.tanh(8.0) / 2, np.float32) * 0 + np.float32(4 * np.tanh(8.0)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), np.full(4, 4 * np.tanh(8.0), np.float32), rtol=1e-6)  # 3.999999 each
     assert str(graph) == "<Graph 2 tensor inputs, 0 static values>"
 
 
@@ -458,7 +457,6 @@ def test_tensor_from_numpy_copies_only_when_needed():
     assert np.shares_memory(t.numpy(), a)
     t2 = evoxc.tensor(a.T)  # not contiguous -> copied
     assert not np.shares_memory(t2.numpy(), a) and t2.numpy().tolist() == a.T.tolist()
-    raw = np.zeros(4 * 10 + 1, np.uint8)[1:].view(np.float32) if False else None  # noqa: F841
     buf = np.zeros(41, np.uint8)
     mis = np.frombuffer(buf.data, dtype=np.float32, count=10, offset=1)
     assert not mis.flags.aligned
