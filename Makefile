@@ -48,7 +48,7 @@ run: build bench-venv
 	$(PY) bench/python_overhead.py --quick
 	$(PY) bench/compare.py --quick
 
-test: build
+test: build bench-venv
 	ctest --preset $(PRESET)
 	$(PY) -m pytest tests/python -q
 
