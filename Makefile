@@ -46,6 +46,8 @@ run: build bench-venv
 	$(PY) examples/newton_sqrt.py
 	$(PY) examples/batch_dict.py
 	$(PY) bench/python_overhead.py --quick
+	$(PY) bench/batch_functions.py --quick
+	$(PY) bench/gp_population.py --quick
 	$(PY) bench/compare.py --quick
 
 test: build bench-venv

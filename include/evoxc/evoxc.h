@@ -23,4 +23,5 @@
 #include "evoxc/trace/numpy.h"
 #include "evoxc/trace/ops.h"
 #include "evoxc/trace/trace.h"
+#include "evoxc/transforms/batch.h"
 #include "evoxc/transforms/transforms.h"

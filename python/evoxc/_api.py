@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from . import _core
-from ._core import (BackendError, CompiledArtifact, Device, DeviceError, Executable, Graph, LoweredProgram,
+from ._core import (BackendError, TransformError, CompiledArtifact, Device, DeviceError, Executable, Graph, LoweredProgram,
                     Tensor, TensorSpec, TraceError, ValidationError)
 from ._pytree import TreeDef, flatten, is_static_config, to_plain
 
@@ -307,8 +307,8 @@ def _spec_of(x):
 def _eval_leaf(x):
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, np.ndarray) or (hasattr(x, "__dlpack__") and not isinstance(x, np.generic)):
-        return tensor(x)
+    if isinstance(x, (np.ndarray, np.generic)) or hasattr(x, "__dlpack__"):
+        return tensor(x)  # numpy scalars are data (rank-0 tensors); Python scalars are static values
     return x  # a static value
 
 
@@ -576,3 +576,64 @@ def _plain_axes(axes):
 
 
 vmap = vectorize
+
+
+# ---------------------------------------------------------------- batch_functions
+
+
+def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, alignment="variant"):
+    """Merges programs with the same input and output specs into ONE graph with a leading, static function axis:
+    row i of every output is program i's output (bit for bit as if it ran alone). `fns` is a non-empty list of
+    Graphs (returns a Graph) or of traceable functions (returns a function of specs: the mapped specs carry the
+    function axis first, i.e. batch_functions(fns)(*specs) = batch_functions([trace(f, *unbatched specs) for f in
+    fns])). axes/out_axes: 0 (mapped / stacked) or None (shared) per leaf, as prefix trees. switch_ops: None,
+    True (elementwise and comparison ops that differ at the same position become one row_switch op computing each
+    row with its own variant), or a list of categories ("elementwise_unary", "elementwise_binary", "comparison")
+    and op names. bands: None or an int K (K contiguous bands merged independently). The merge's report is
+    graph.batch_report (also evoxc.batch_report(graph)): transform metadata, not saved with the graph."""
+    fns = list(fns)
+    if not fns:
+        raise TransformError("batch_functions: needs at least one program")
+    if alignment not in ("variant",):
+        raise TransformError(f"batch_functions: alignment={alignment!r} is not implemented yet (only the lock-step "
+                             "'variant' alignment is)")
+    graphs = [f for f in fns if isinstance(f, Graph)]
+    if graphs and len(graphs) != len(fns):
+        raise TransformError("batch_functions: pass a list of Graphs or a list of functions, not a mix")
+
+    def merge(gs):
+        g, report = _core._batch_functions(gs, _plain_axes(axes), _plain_axes(out_axes), switch_ops, bands)
+        g.batch_report = report
+        return g
+
+    if graphs:
+        return merge(graphs)
+    n = len(fns)
+
+    def build_graph(specs):
+        marks = []
+        _broadcast_axes(axes if not isinstance(axes, list) else tuple(axes), tuple(specs), "", marks)
+        stripped = []
+        for (path, leaf, ax) in marks:
+            if ax is None or not isinstance(leaf, TensorSpec):
+                stripped.append(leaf)
+                continue
+            s, size = _strip_axis(leaf, ax, path)
+            if not (size == n):
+                raise ValidationError(f"batch_functions: the function axis of {path} is {size}, but there are {n} "
+                                      "programs")
+            stripped.append(s)
+        inner = flatten(tuple(specs))[1].unflatten(stripped)
+        return merge([_graph_of(f, inner) for f in fns])
+
+    return GraphFunction(build_graph, f"batch_functions([{n} functions], axes={axes!r})")
+
+
+def batch_report(graph) -> dict:
+    """The BatchReport of a merged graph as plain data (value_classes, shared_classes, switched, muxes,
+    output_muxes, emitted_ops, program_ops, bands, band_sizes, cost_estimate, separate_cost)."""
+    r = getattr(graph, "batch_report", None)
+    if r is None:
+        raise ValidationError("batch_report: this graph was not made by batch_functions in this process (the report "
+                              "is transform metadata and is not saved with a graph)")
+    return r

@@ -97,6 +97,7 @@ void bind_tensor(nb::module_& m);
 void bind_trace(nb::module_& m);
 void bind_pipeline(nb::module_& m);
 void bind_transforms(nb::module_& m);
+void bind_batch(nb::module_& m);
 void bind_control(nb::module_& m);
 void bind_ops_elementwise(nb::module_& m);
 void bind_ops_reduce_linalg(nb::module_& m);

@@ -9,6 +9,7 @@ NB_MODULE(_core, m) {
   bind_trace(m);
   bind_pipeline(m);
   bind_transforms(m);
+  bind_batch(m);
   bind_control(m);
   bind_ops_elementwise(m);
   bind_ops_reduce_linalg(m);

@@ -22,6 +22,7 @@ struct BuiltTable {
     install_layout_kernels(table);
     install_indexing_kernels(table);
     install_sort_kernels(table);
+    install_row_switch_kernels(table);
     install_control_kernels(table);
   }
 };

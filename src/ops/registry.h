@@ -35,6 +35,7 @@ void register_conv_ops(OpTable& t);           // conv.cpp: conv
 void register_layout_ops(OpTable& t);         // layout.cpp: pad, tril, triu, diagonal, flip, roll, tile, repeat, ...
 void register_indexing_ops(OpTable& t);       // indexing.cpp: gather, scatter, dynamic_slice, dynamic_update_slice
 void register_sort_ops(OpTable& t);           // sort.cpp: sort, argsort, top_k, searchsorted
+void register_row_switch_ops(OpTable& t);     // row_switch.cpp: row_switch (batch_functions' switch)
 
 // "op 'name'", the prefix every inference message starts with.
 inline std::string op_label(const std::string& op) { return "op '" + op + "'"; }

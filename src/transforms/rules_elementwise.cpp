@@ -1,5 +1,5 @@
-// Transform rules of the elementwise families (unary math, binaries, comparisons, select, clamp, conversions)
-// and the creation ops.
+// Transform rules of the elementwise families (unary math, binaries, comparisons, select, clamp, conversions),
+// the creation ops, and the deferrals of row_switch.
 #include <cmath>
 #include <numbers>
 
@@ -288,6 +288,12 @@ void install_elementwise_rules(RuleTables& t) {
                          "greater_equal"})
     t.jvp.set(op, zero_jvp);
   install_transposes(t.transpose);
+  // row_switch (category structure, not elementwise: a row's variant depends on its index) is
+  // built by batch_functions from programs that were transformed already.
+  const char* row_switch_why = "emitted by batch_functions; transform the programs before merging them";
+  t.batch.defer("row_switch", row_switch_why);
+  t.jvp.defer("row_switch", row_switch_why);
+  t.transpose.defer("row_switch", row_switch_why);
   // Creation ops have no tensor operands: they are never batched and have no tangent.
   for (const OpDef* d : all_ops())
     if (d->category == OpCategory::Creation) {

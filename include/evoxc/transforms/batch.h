@@ -1,0 +1,95 @@
+// batch_functions: N programs with one signature merged into one graph with a leading, static function axis.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "evoxc/ir/graph.h"
+#include "evoxc/ops/op_def.h"
+#include "evoxc/transforms/transforms.h"
+
+namespace evoxc {
+
+// Which same-position op differences merge into one switch class (an evoxc.row_switch op that
+// computes each row with its own variant only). Off by default; `elementwise()` is the seed's
+// switch_ops=True: the ElementwiseUnary, ElementwiseBinary and Comparison categories. Ops with
+// attributes never switch.
+struct SwitchOps {
+  std::vector<OpCategory> categories;
+  std::vector<std::string> op_names;
+  bool enabled() const { return !categories.empty() || !op_names.empty(); }
+  static SwitchOps none() { return {}; }
+  static SwitchOps elementwise() {
+    return {{OpCategory::ElementwiseUnary, OpCategory::ElementwiseBinary, OpCategory::Comparison}, {}};
+  }
+  bool allows(const OpDef& op) const;
+};
+
+// bands: None (one flat function axis), K contiguous bands merged independently (outputs
+// concatenated in program order).
+struct Bands {
+  int64_t count = 0;  // 0: none (flat)
+  static Bands none() { return {}; }
+  static Bands of(int64_t k) { return {k}; }
+};
+
+struct BatchOptions {
+  // Per input leaf (prefix tree of the programs' input tree): 0 = mapped (each program gets its
+  // own row of a (N, ...) input), None = shared by every program.
+  AxisTree axes = AxisTree(0);
+  // Per output leaf: 0 = the outputs stacked on a leading function axis; None = an output every
+  // program computes identically, returned once (TransformError when programs differ there).
+  AxisTree out_axes = AxisTree(0);
+  SwitchOps switch_ops;
+  Bands bands;
+};
+
+// One switch class: its variants (op names) and, per variant, the rows (program indices) using it.
+struct SwitchRecord {
+  std::vector<std::string> variants;
+  std::vector<std::vector<int64_t>> rows;
+};
+
+// What the merge did: transform metadata (not part of the graph, not saved with it).
+struct BatchReport {
+  int64_t programs = 0;
+  int64_t value_classes = 0;   // batched values created by collapsed ops (one row per program in the group)
+  int64_t shared_classes = 0;  // ops emitted once for every program (all operands shared)
+  int64_t own_ops = 0;         // ops emitted for a single program (no other program had a matching op)
+  std::vector<SwitchRecord> switched;
+  int64_t muxes = 0;         // operand assemblies from several classes (slices + concatenate)
+  int64_t output_muxes = 0;  // the part of `muxes` at the outputs
+  int64_t program_ops = 0;   // ops of all programs together (excluding returns)
+  int64_t emitted_ops = 0;   // ops of the merged graph (excluding the return)
+  int64_t bands = 1;
+  std::vector<int64_t> band_sizes;
+  // The static cost model: elements produced by every op (work) and ops dispatched, for the
+  // merged graph and for the programs run one by one.
+  struct Cost {
+    double work = 0;
+    int64_t dispatches = 0;
+  };
+  Cost cost_estimate;
+  Cost separate_cost;
+  std::string to_string() const;
+};
+
+struct BatchResult {
+  Graph graph;
+  BatchReport report;
+};
+
+// Merges `programs` (non-empty; equal input and output trees and specs, TransformError naming
+// the first differing program and path) into one graph: row i of every mapped output is program
+// i's output, bit for bit as if it ran alone on the interpreter. Programs are aligned in lock
+// step: at each step the largest group of programs whose next ops match (same op, attributes,
+// operand and result types; with switch_ops, any allowed variant) is emitted as one op over a
+// leading axis of the group's rows, built with the vmap batching rules (an op of a group without
+// a batching rule is a TransformError naming the op and the program); an op no other program
+// matches is emitted for its program alone; operands coming from different groups are assembled
+// with slices and a concatenate. full/constant ops differing only in their values stack into one
+// (rows, ...) constant.
+BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptions& options = {});
+
+}  // namespace evoxc

@@ -1,0 +1,104 @@
+// Bindings of batch_functions and its BatchReport (plain data in Python).
+#include "bind.h"
+#include "evoxc/transforms/batch.h"
+
+namespace evoxc::py {
+
+namespace {
+
+AxisTree axes_tree(nb::handle h) {
+  return tree_from_python<int64_t>(h, [](nb::handle leaf) -> int64_t {
+    if (PyLong_Check(leaf.ptr()) && !PyBool_Check(leaf.ptr())) return nb::cast<int64_t>(leaf);
+    throw ValidationError("axes/out_axes leaves must be 0 or None, got " + nb::cast<std::string>(nb::repr(leaf)));
+  });
+}
+
+const std::pair<const char*, OpCategory> kCategories[] = {
+    {"elementwise_unary", OpCategory::ElementwiseUnary}, {"elementwise_binary", OpCategory::ElementwiseBinary},
+    {"comparison", OpCategory::Comparison},           {"elementwise_other", OpCategory::ElementwiseOther},
+    {"elementwise", OpCategory::ElementwiseUnary},
+};
+
+// switch_ops: None/False (off), True (the elementwise and comparison categories), or a list of
+// category names ("elementwise_unary", "elementwise_binary", "comparison", "elementwise") and op names.
+SwitchOps switch_ops(nb::handle h) {
+  if (h.is_none() || h.ptr() == Py_False) return SwitchOps::none();
+  if (h.ptr() == Py_True) return SwitchOps::elementwise();
+  SwitchOps s;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) {
+    std::string item = nb::cast<std::string>(x);
+    bool category = false;
+    for (const auto& [cname, cat] : kCategories) {
+      if (item != cname) continue;
+      category = true;
+      s.categories.push_back(cat);
+      if (item == "elementwise") s.categories.push_back(OpCategory::ElementwiseBinary);
+    }
+    if (!category) {
+      get_op(item);  // an unknown op name is an error now, not at merge time
+      s.op_names.push_back(item);
+    }
+  }
+  return s;
+}
+
+Bands bands(nb::handle h) {
+  if (h.is_none()) return Bands::none();
+  if (nb::isinstance<nb::str>(h))
+    throw TransformError("batch_functions: bands='" + nb::cast<std::string>(h) +
+                         "' is not implemented yet (the calibrated cost model is the next step); use None or an int");
+  int64_t k = nb::cast<int64_t>(h);
+  if (k < 1) throw ValidationError("batch_functions: bands must be >= 1");
+  return Bands::of(k);
+}
+
+nb::dict report_dict(const BatchReport& r) {
+  nb::dict d;
+  d["programs"] = r.programs;
+  d["program_ops"] = r.program_ops;
+  d["emitted_ops"] = r.emitted_ops;
+  d["value_classes"] = r.value_classes;
+  d["shared_classes"] = r.shared_classes;
+  d["own_ops"] = r.own_ops;
+  nb::list sw;
+  for (const auto& s : r.switched) {
+    nb::dict e;
+    e["variants"] = s.variants;
+    e["rows"] = s.rows;
+    sw.append(e);
+  }
+  d["switched"] = sw;
+  d["muxes"] = r.muxes;
+  d["output_muxes"] = r.output_muxes;
+  d["bands"] = r.bands;
+  d["band_sizes"] = r.band_sizes;
+  nb::dict c, sc;
+  c["work"] = r.cost_estimate.work;
+  c["dispatches"] = r.cost_estimate.dispatches;
+  sc["work"] = r.separate_cost.work;
+  sc["dispatches"] = r.separate_cost.dispatches;
+  d["cost_estimate"] = c;
+  d["separate_cost"] = sc;
+  d["text"] = r.to_string();
+  return d;
+}
+
+}  // namespace
+
+void bind_batch(nb::module_& m) {
+  m.def(
+      "_batch_functions",
+      [](const std::vector<Graph>& programs, nb::handle axes, nb::handle out_axes, nb::handle sw, nb::handle b) {
+        BatchOptions o;
+        o.axes = axes_tree(axes);
+        o.out_axes = axes_tree(out_axes);
+        o.switch_ops = switch_ops(sw);
+        o.bands = bands(b);
+        BatchResult r = batch_functions(programs, o);
+        return nb::make_tuple(r.graph, report_dict(r.report));
+      },
+      nb::arg("programs"), nb::arg("axes").none(), nb::arg("out_axes").none(), nb::arg("switch_ops").none(),
+      nb::arg("bands").none());
+}
+
+}  // namespace evoxc::py

@@ -1,0 +1,620 @@
+// batch_functions: the lock-step merge of N same-signature programs into one graph with a leading function axis.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "evoxc/passes/passes.h"
+#include "evoxc/transforms/batch.h"
+#include "transforms/driver.h"
+#include "transforms/families.h"
+
+namespace evoxc {
+
+bool SwitchOps::allows(const OpDef& op) const {
+  if (std::find(categories.begin(), categories.end(), op.category) != categories.end()) return true;
+  for (const std::string& listed : op_names)
+    if (get_op(listed).id == op.id) return true;  // by id: an unknown name is the registry's TypeError
+  return false;
+}
+
+namespace transforms {
+namespace {
+
+// Where program i's value lives in the merged graph.
+struct Ref {
+  enum class Kind : uint8_t { Shared, Row, Own };
+  Kind kind = Kind::Own;
+  SymbolicTensor v;  // Shared / Own: the value; Row: unused
+  int cls = -1;      // Row: the class
+  int64_t row = 0;   // Row: the row in the class
+};
+
+// A batched value: row k belongs to program programs[k].
+struct Class {
+  SymbolicTensor v;
+  std::vector<int> programs;
+};
+
+// The batching rules only need the group's extent: collapsed ops never have regions.
+class GroupContext final : public BatchContext {
+ public:
+  explicit GroupContext(int64_t n) : size_(n) {}
+  const DimExpr& size() const override { return size_; }
+  std::vector<BatchArg> batch_block(const Block&, std::span<const BatchArg>) override {
+    throw InternalError("batch_functions: a collapsed op has regions");
+  }
+  std::vector<bool> batched_returns(const Block&, const std::vector<bool>&) override {
+    throw InternalError("batch_functions: a collapsed op has regions");
+  }
+  BatchArg lookup(const Value*) const override { throw InternalError("batch_functions: a collapsed op has regions"); }
+
+ private:
+  DimExpr size_;
+};
+
+int64_t static_numel(const TensorType& t) {
+  int64_t n = 1;
+  for (const DimExpr& d : t.shape) {
+    auto c = d.as_const();
+    if (!c) return 1;  // symbolic: counted as one element per row (the model's unit)
+    n *= *c;
+  }
+  return n;
+}
+
+BatchReport::Cost cost_of(const Graph& g) {
+  BatchReport::Cost c;
+  for (const auto& op : g.main().entry().operations()) {
+    if (op->is_terminator()) continue;
+    ++c.dispatches;
+    for (const auto& r : op->results()) c.work += static_cast<double>(static_numel(r->type()));
+  }
+  return c;
+}
+
+// The group key of an op: ops with equal keys may be merged. Switchable ops key on their
+// arity class instead of their identity.
+struct Key {
+  uint32_t id;  // op id, or kSwitchKey + arity for a switchable op
+  const Operation* op;
+  bool operator==(const Key& o) const;
+};
+constexpr uint32_t kSwitchKey = 0x40000000u;
+
+bool same_types(const Operation& a, const Operation& b) {
+  if (a.num_operands() != b.num_operands() || a.num_results() != b.num_results()) return false;
+  for (size_t i = 0; i < a.num_operands(); ++i)
+    if (a.operand(i)->type() != b.operand(i)->type()) return false;
+  for (size_t i = 0; i < a.num_results(); ++i)
+    if (a.result(i)->type() != b.result(i)->type()) return false;
+  return true;
+}
+
+// Attributes equal except the op's data attributes (which stack), whose kinds must agree.
+bool same_structure(const Operation& a, const Operation& b) {
+  const OpDef& d = op_def(a);
+  const AttrMap &x = a.attributes(), &y = b.attributes();
+  if (x.size() != y.size()) return false;
+  for (auto ix = x.begin(), iy = y.begin(); ix != x.end(); ++ix, ++iy) {
+    if (ix->first != iy->first) return false;
+    bool data = std::find(d.data_attrs.begin(), d.data_attrs.end(), ix->first) != d.data_attrs.end();
+    if (data ? attr_kind(ix->second) != attr_kind(iy->second) : !attr_equal(ix->second, iy->second)) return false;
+  }
+  return true;
+}
+
+bool Key::operator==(const Key& o) const {
+  if (id != o.id || !same_types(*op, *o.op)) return false;
+  return id >= kSwitchKey || same_structure(*op, *o.op);
+}
+
+size_t key_hash(const Key& k) {
+  size_t h = k.id * 0x9E3779B97F4A7C15ull;
+  for (const Value* v : k.op->operands())
+    h = h * 31 + v->type().shape.rank() * 7 + static_cast<size_t>(v->type().dtype);
+  return h;
+}
+
+class Merger {
+ public:
+  Merger(trace_detail::Tracer& tracer, const std::vector<Graph>& programs, const BatchOptions& opts, BatchReport& rep)
+      : tracer_(tracer), programs_(programs), opts_(opts), rep_(rep), maps_(programs.size()) {}
+
+  // Merges the band of programs [begin, end): `inputs` per input leaf: the shared value, or the
+  // band's rows of the mapped input. Returns the band's outputs (batched over its rows, or shared).
+  std::vector<BatchArg> merge_band(int begin, int end, const std::vector<BatchArg>& inputs) {
+    int n = end - begin;
+    std::vector<int> band(static_cast<size_t>(n));
+    for (int k = 0; k < n; ++k) band[static_cast<size_t>(k)] = begin + k;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (!inputs[j].batched) {
+        for (int p : band)
+          maps_[static_cast<size_t>(p)][programs_[static_cast<size_t>(p)].main().entry().argument(j)] =
+              Ref{Ref::Kind::Shared, inputs[j].v, -1, 0};
+        continue;
+      }
+      int c = new_class(inputs[j].v, band);
+      for (int k = 0; k < n; ++k)
+        maps_[static_cast<size_t>(band[static_cast<size_t>(k)])]
+             [programs_[static_cast<size_t>(band[static_cast<size_t>(k)])].main().entry().argument(j)] =
+                 Ref{Ref::Kind::Row, {}, c, k};
+    }
+    std::vector<size_t> cursor(static_cast<size_t>(n), 0);
+    auto body = [&](int p) -> const std::vector<std::unique_ptr<Operation>>& {
+      return programs_[static_cast<size_t>(p)].main().entry().operations();
+    };
+    auto next = [&](int k) -> const Operation* {
+      const auto& ops = body(band[static_cast<size_t>(k)]);
+      size_t c = cursor[static_cast<size_t>(k)];
+      return c < ops.size() && !ops[c]->is_terminator() ? ops[c].get() : nullptr;
+    };
+    while (true) {
+      // Group the programs by the key of their next op.
+      std::unordered_map<size_t, std::vector<std::vector<int>>> buckets;
+      std::vector<std::vector<int>*> groups;
+      for (int k = 0; k < n; ++k) {
+        const Operation* op = next(k);
+        if (!op) continue;
+        Key key = key_of(*op);
+        auto& bucket = buckets[key_hash(key)];
+        std::vector<int>* found = nullptr;
+        for (auto& g : bucket)
+          if (key_of(*next(g.front())) == key) found = &g;
+        if (!found) {
+          bucket.push_back({});
+          found = &bucket.back();
+        }
+        found->push_back(k);
+      }
+      for (auto& [h, bucket] : buckets)
+        for (auto& g : bucket) groups.push_back(&g);
+      if (groups.empty()) break;
+      std::sort(groups.begin(), groups.end(),
+                [](const std::vector<int>* a, const std::vector<int>* b) { return a->front() < b->front(); });
+      // Every group takes its programs' next ops this round (groups are disjoint): a group of
+      // one, or one whose operands would cost more to assemble than merging saves, runs alone.
+      for (const std::vector<int>* g : groups) {
+        std::vector<int> progs;
+        std::vector<const Operation*> ops;
+        for (int k : *g) {
+          progs.push_back(band[static_cast<size_t>(k)]);
+          ops.push_back(next(k));
+        }
+        if (progs.size() == 1 || !worth_merging(progs, ops)) {
+          for (size_t i = 0; i < progs.size(); ++i) emit_own(progs[i], *ops[i]);
+        } else {
+          emit_group(progs, ops);
+        }
+        for (int k : *g) ++cursor[static_cast<size_t>(k)];
+      }
+    }
+    std::vector<BatchArg> outs;
+    size_t nout = programs_.front().num_outputs();
+    for (size_t j = 0; j < nout; ++j) {
+      std::vector<Ref> refs;
+      for (int p : band)
+        refs.push_back(lookup(p, programs_[static_cast<size_t>(p)].main().entry().terminator()->operand(j)));
+      size_t before = static_cast<size_t>(rep_.muxes);
+      outs.push_back(assemble(refs, programs_.front().output_specs()[j].shape));
+      rep_.output_muxes += rep_.muxes - static_cast<int64_t>(before);
+    }
+    return outs;
+  }
+
+ private:
+  Key key_of(const Operation& op) const {
+    const OpDef& d = op_def(op);
+    if (opts_.switch_ops.enabled() && op.attributes().empty() && op.regions().empty() && opts_.switch_ops.allows(d))
+      return {kSwitchKey + static_cast<uint32_t>(op.num_operands()), &op};
+    // Ops with regions never group (their regions would have to be compared): a unique key.
+    if (!op.regions().empty())
+      return {0x20000000u + static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&op) & 0xFFFFFFF), &op};
+    return {d.id, &op};
+  }
+
+  // The pieces an operand assembly would need (1: free, a class or a shared value as it is).
+  size_t pieces(const std::vector<Ref>& refs) const {
+    const Ref& f = refs.front();
+    bool same = true;
+    for (size_t k = 0; k < refs.size(); ++k) {
+      const Ref& r = refs[k];
+      same = same && ((f.kind == Ref::Kind::Shared && r.kind == Ref::Kind::Shared && r.v.value() == f.v.value()) ||
+                      (f.kind == Ref::Kind::Row && r.kind == Ref::Kind::Row && r.cls == f.cls &&
+                       r.row == static_cast<int64_t>(k) &&
+                       classes_[static_cast<size_t>(f.cls)].programs.size() == refs.size()));
+    }
+    if (same) return 1;
+    size_t n = 0;
+    for (size_t k = 0; k < refs.size(); ++n) {
+      size_t e = k + 1;
+      if (refs[k].kind == Ref::Kind::Row)
+        while (e < refs.size() && refs[e].kind == Ref::Kind::Row && refs[e].cls == refs[k].cls &&
+               refs[e].row == refs[k].row + static_cast<int64_t>(e - k))
+          ++e;
+      k = e;
+    }
+    return n;
+  }
+
+  // The static cost model's decision: merging a group saves |G| - 1 dispatches; assembling an
+  // operand from p > 1 pieces costs p + 1 (the slices and the concatenate).
+  bool worth_merging(const std::vector<int>& progs, const std::vector<const Operation*>& ops) const {
+    size_t cost = 0;
+    for (size_t j = 0; j < ops.front()->num_operands(); ++j) {
+      std::vector<Ref> refs;
+      for (size_t k = 0; k < progs.size(); ++k) refs.push_back(lookup(progs[k], ops[k]->operand(j)));
+      size_t p = pieces(refs);
+      if (p > 1) cost += p + 1;
+    }
+    return cost < progs.size() - 1;
+  }
+
+  int new_class(SymbolicTensor v, std::vector<int> progs) {
+    classes_.push_back({std::move(v), std::move(progs)});
+    ++rep_.value_classes;
+    return static_cast<int>(classes_.size()) - 1;
+  }
+
+  Ref lookup(int p, const Value* v) const {
+    const auto& m = maps_[static_cast<size_t>(p)];
+    auto it = m.find(v);
+    if (it == m.end()) throw InternalError("batch_functions: a value is used before it is defined");
+    return it->second;
+  }
+
+  // Program p's own value of a Ref (a row of a class is sliced out once and remembered).
+  SymbolicTensor own_value(const Ref& r, const Shape& shape) {
+    if (r.kind != Ref::Kind::Row) return r.v;
+    auto key = std::make_pair(r.cls, r.row);
+    auto it = rows_.find(key);
+    if (it != rows_.end()) return it->second;
+    const SymbolicTensor& c = classes_[static_cast<size_t>(r.cls)].v;
+    SymbolicTensor s = reshape(slice(c, {r.row}, {r.row + 1}), shape);
+    rows_.emplace(key, s);
+    return s;
+  }
+
+  // A value whose row k is refs[k]'s value: shared when every ref is the same shared value,
+  // a class's value when the refs are exactly its rows in order, else slices and a concatenate.
+  BatchArg assemble(const std::vector<Ref>& refs, const Shape& shape) {
+    const Ref& f = refs.front();
+    bool all_same_shared = f.kind == Ref::Kind::Shared;
+    bool whole_class = f.kind == Ref::Kind::Row && classes_[static_cast<size_t>(f.cls)].programs.size() == refs.size();
+    for (size_t k = 0; k < refs.size(); ++k) {
+      const Ref& r = refs[k];
+      all_same_shared = all_same_shared && r.kind == Ref::Kind::Shared && r.v.value() == f.v.value();
+      whole_class = whole_class && r.kind == Ref::Kind::Row && r.cls == f.cls && r.row == static_cast<int64_t>(k);
+    }
+    if (all_same_shared) return {f.v, false};
+    if (whole_class) return {classes_[static_cast<size_t>(f.cls)].v, true};
+    ++rep_.muxes;
+    std::vector<SymbolicTensor> pieces;
+    for (size_t k = 0; k < refs.size();) {
+      const Ref& r = refs[k];
+      if (r.kind == Ref::Kind::Row) {
+        size_t e = k + 1;
+        while (e < refs.size() && refs[e].kind == Ref::Kind::Row && refs[e].cls == r.cls &&
+               refs[e].row == r.row + static_cast<int64_t>(e - k))
+          ++e;
+        pieces.push_back(slice(classes_[static_cast<size_t>(r.cls)].v, {r.row}, {r.row + static_cast<int64_t>(e - k)}));
+        k = e;
+      } else {
+        pieces.push_back(expand_dims(own_value(r, shape), 0));
+        ++k;
+      }
+    }
+    return {pieces.size() == 1 ? pieces.front() : concatenate(pieces, 0), true};
+  }
+
+  void bind_results(const std::vector<int>& progs, const std::vector<const Operation*>& ops,
+                    const std::vector<BatchArg>& outs) {
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!outs[i].batched) {
+        for (size_t k = 0; k < progs.size(); ++k)
+          maps_[static_cast<size_t>(progs[k])][ops[k]->result(i)] = Ref{Ref::Kind::Shared, outs[i].v, -1, 0};
+        continue;
+      }
+      int c = new_class(outs[i].v, progs);
+      for (size_t k = 0; k < progs.size(); ++k)
+        maps_[static_cast<size_t>(progs[k])][ops[k]->result(i)] = Ref{Ref::Kind::Row, {}, c, static_cast<int64_t>(k)};
+    }
+  }
+
+  void emit_own(int p, const Operation& op) {
+    LocationScope scope(tracer_.context(), op.location());
+    std::vector<SymbolicTensor> vals;
+    for (const Value* v : op.operands()) vals.push_back(own_value(lookup(p, v), v->type().shape));
+    auto outs = clone_with_captures(op, vals, [&](const Value* v) { return own_value(lookup(p, v), v->type().shape); });
+    for (size_t i = 0; i < outs.size(); ++i)
+      maps_[static_cast<size_t>(p)][op.result(i)] = Ref{Ref::Kind::Own, outs[i], -1, 0};
+    ++rep_.own_ops;
+  }
+
+  void emit_group(const std::vector<int>& progs, const std::vector<const Operation*>& ops) {
+    const Operation& op0 = *ops.front();
+    LocationScope scope(tracer_.context(), op0.location());
+    bool same_op = true;
+    for (const Operation* o : ops) same_op = same_op && o->info().id == op0.info().id;
+    std::vector<BatchArg> args;
+    bool any_batched = false;
+    for (size_t j = 0; j < op0.num_operands(); ++j) {
+      std::vector<Ref> refs;
+      for (size_t k = 0; k < progs.size(); ++k) refs.push_back(lookup(progs[k], ops[k]->operand(j)));
+      args.push_back(assemble(refs, op0.operand(j)->type().shape));
+      any_batched = any_batched || args.back().batched;
+    }
+    if (!same_op) return emit_switch(progs, ops, args);
+    const OpDef& d = op_def(op0);
+    bool same_data = true;
+    for (const Operation* o : ops)
+      for (const std::string& a : d.data_attrs) {
+        auto ia = op0.attributes().find(a), ib = o->attributes().find(a);
+        bool has_a = ia != op0.attributes().end(), has_b = ib != o->attributes().end();
+        same_data = same_data && has_a == has_b && (!has_a || attr_equal(ia->second, ib->second));
+      }
+    if (!same_data) {
+      if (stack_data(progs, ops)) return;
+      // No way to stack this op's data: each program computes its own.
+      for (size_t k = 0; k < progs.size(); ++k) emit_own(progs[k], *ops[k]);
+      return;
+    }
+    if (!any_batched) {
+      // Every program computes the same op on the same shared values: once.
+      std::vector<SymbolicTensor> vals;
+      for (const auto& a : args) vals.push_back(a.v);
+      auto outs = emit_like(op0, vals);
+      std::vector<BatchArg> shared;
+      for (auto& o : outs) shared.push_back({o, false});
+      bind_results(progs, ops, shared);
+      ++rep_.shared_classes;
+      return;
+    }
+    const BatchRule* rule = batch_rules().find(op0);
+    if (!rule)
+      throw TransformError("batch_functions: evoxc." + op0.name() + " at " + op0.location().to_string() + " (program " +
+                           std::to_string(progs.front()) + ") has no batching rule");
+    GroupContext ctx(static_cast<int64_t>(progs.size()));
+    std::vector<BatchArg> outs = (*rule)(ctx, op0, args);
+    bind_results(progs, ops, outs);
+  }
+
+  // full/constant ops differing only in their values: one (rows, ...) constant.
+  bool stack_data(const std::vector<int>& progs, const std::vector<const Operation*>& ops) {
+    const Operation& op0 = *ops.front();
+    static const OpDef& full = get_op("full");
+    static const OpDef& constant_op = get_op("constant");
+    auto g = static_cast<int64_t>(ops.size());
+    const TensorType& t = op0.result(0)->type();
+    if (op0.info().id == full.id) {
+      // The values in their attribute's own type, then the same conversion full applies.
+      const Attribute& v0 = op0.attributes().at("value");
+      DType host = std::holds_alternative<double>(v0)    ? DType::F64
+                   : std::holds_alternative<int64_t>(v0) ? DType::I64
+                                                         : DType::Bool;
+      Tensor values = Tensor::empty({g}, host);
+      for (int64_t k = 0; k < g; ++k) {
+        const Attribute& a = ops[static_cast<size_t>(k)]->attributes().at("value");
+        if (host == DType::F64) values.data<double>()[k] = std::get<double>(a);
+        if (host == DType::I64) values.data<int64_t>()[k] = std::get<int64_t>(a);
+        if (host == DType::Bool) values.data<bool>()[k] = std::get<bool>(a);
+      }
+      SymbolicTensor c = tracer_.context().emit1(constant_op, std::span<const SymbolicTensor>(), {{"value", values}},
+                                                 SrcLoc::current());
+      if (host != t.dtype) c = convert(c, t.dtype);
+      if (t.rank() > 0) {
+        std::vector<DimExpr> dims{DimExpr(g)};
+        for (const DimExpr& d : t.shape) dims.push_back(d);
+        c = broadcast_in_dim(c, Shape(dims), {0});
+      }
+      bind_results(progs, ops, {{c, true}});
+      return true;
+    }
+    if (op0.info().id == constant_op.id) {
+      std::vector<int64_t> shape{g};
+      const Tensor& t0 = attr_tensor(op0.attributes(), "value", "constant");
+      for (int64_t e : t0.shape()) shape.push_back(e);
+      Tensor stacked = Tensor::empty(shape, t0.dtype());
+      auto* dst = static_cast<char*>(stacked.raw_data());
+      for (int64_t k = 0; k < g; ++k) {
+        const Tensor& tk = attr_tensor(ops[static_cast<size_t>(k)]->attributes(), "value", "constant");
+        std::memcpy(dst + static_cast<size_t>(k) * t0.nbytes(), tk.raw_data(), t0.nbytes());
+      }
+      SymbolicTensor c = tracer_.context().emit1(constant_op, std::span<const SymbolicTensor>(), {{"value", stacked}},
+                                                 SrcLoc::current());
+      bind_results(progs, ops, {{c, true}});
+      return true;
+    }
+    return false;
+  }
+
+  // Same-position elementwise ops that differ: one evoxc.row_switch with a row -> variant table.
+  void emit_switch(const std::vector<int>& progs, const std::vector<const Operation*>& ops,
+                   std::vector<BatchArg>& args) {
+    static const OpDef& row_switch = get_op("row_switch");
+    const TensorType& rt = ops.front()->result(0)->type();
+    SwitchRecord rec;
+    std::vector<uint32_t> ids;  // the variants' op ids, in first-use order
+    std::vector<int64_t> rows;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      uint32_t id = ops[k]->info().id;
+      auto it = std::find(ids.begin(), ids.end(), id);
+      if (it == ids.end()) {
+        ids.push_back(id);
+        rec.variants.push_back(ops[k]->name());
+        rec.rows.emplace_back();
+        it = ids.end() - 1;
+      }
+      auto vi = it - ids.begin();
+      rows.push_back(vi);
+      rec.rows[static_cast<size_t>(vi)].push_back(progs[k]);
+    }
+    std::vector<DimExpr> full_dims{DimExpr(static_cast<int64_t>(progs.size()))};
+    for (const DimExpr& d : rt.shape) full_dims.push_back(d);
+    std::vector<SymbolicTensor> operands;
+    bool any_batched = std::any_of(args.begin(), args.end(), [](const BatchArg& a) { return a.batched; });
+    if (!any_batched) {
+      // Every operand is shared, the ops differ: the rows come from the first operand's broadcast.
+      std::vector<int64_t> dims;
+      for (size_t i = 0; i < args[0].v.rank(); ++i)
+        dims.push_back(static_cast<int64_t>(rt.rank() - args[0].v.rank() + i + 1));
+      std::vector<DimExpr> d0{DimExpr(static_cast<int64_t>(progs.size()))};
+      for (size_t i = 0; i < rt.rank(); ++i)
+        d0.push_back(i + args[0].v.rank() >= rt.rank() ? args[0].v.shape()[i + args[0].v.rank() - rt.rank()]
+                                                       : DimExpr(1));
+      args[0] = {broadcast_in_dim(args[0].v, Shape(d0), dims), true};
+    }
+    for (auto& a : args) {
+      if (a.batched && a.v.shape() != Shape(full_dims)) {
+        // A per-row operand of a broadcast shape: aligned to the row's full shape.
+        size_t r = a.v.rank() - 1, R = rt.rank();
+        std::vector<int64_t> dims{0};
+        for (size_t i = 0; i < r; ++i) dims.push_back(static_cast<int64_t>(R - r + i + 1));
+        a.v = broadcast_in_dim(a.v, Shape(full_dims), dims);
+      }
+      operands.push_back(a.v);
+    }
+    std::string variants;
+    for (size_t i = 0; i < rec.variants.size(); ++i) variants += (i ? "," : "") + rec.variants[i];
+    SymbolicTensor out =
+        tracer_.context().emit1(row_switch, operands, {{"variants", variants}, {"rows", rows}}, SrcLoc::current());
+    rep_.switched.push_back(std::move(rec));
+    bind_results(progs, ops, {{out, true}});
+  }
+
+  trace_detail::Tracer& tracer_;
+  const std::vector<Graph>& programs_;
+  const BatchOptions& opts_;
+  BatchReport& rep_;
+  std::vector<std::unordered_map<const Value*, Ref>> maps_;
+  std::vector<Class> classes_;
+  std::map<std::pair<int, int64_t>, SymbolicTensor> rows_;
+};
+
+void check_signatures(const std::vector<Graph>& programs) {
+  const Graph& g0 = programs.front();
+  auto in0 = g0.input_specs(), out0 = g0.output_specs();
+  for (size_t i = 1; i < programs.size(); ++i) {
+    const Graph& g = programs[i];
+    std::string why;
+    auto fail = [&](const std::string& what) {
+      throw TransformError("batch_functions: program " + std::to_string(i) + " " + what + " (programs must share " +
+                           "their input and output specs)");
+    };
+    if (auto m = g0.input_tree().first_mismatch(g.input_tree(), &why)) fail("has inputs " + why + " at " + *m);
+    if (auto m = g0.output_tree().first_mismatch(g.output_tree(), &why)) fail("has outputs " + why + " at " + *m);
+    auto in = g.input_specs(), out = g.output_specs();
+    auto paths_in = g0.input_paths(), paths_out = g0.output_paths();
+    for (size_t k = 0; k < in.size(); ++k)
+      if (!(in[k] == in0[k]))
+        fail("has input " + paths_in[k] + " of type " + in[k].to_string() + " where program 0 has " +
+             in0[k].to_string());
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!(out[k] == out0[k]))
+        fail("has output " + paths_out[k] + " of type " + out[k].to_string() + " where program 0 has " +
+             out0[k].to_string());
+  }
+}
+
+}  // namespace
+}  // namespace transforms
+
+std::string BatchReport::to_string() const {
+  std::ostringstream os;
+  os << "BatchReport(programs=" << programs << ", program_ops=" << program_ops << ", emitted_ops=" << emitted_ops
+     << ", value_classes=" << value_classes << ", shared_classes=" << shared_classes << ", own_ops=" << own_ops
+     << ", switched=" << switched.size() << ", muxes=" << muxes << ", output_muxes=" << output_muxes
+     << ", bands=" << bands << ", cost_estimate=(work=" << cost_estimate.work
+     << ", dispatches=" << cost_estimate.dispatches << "), separate_cost=(work=" << separate_cost.work
+     << ", dispatches=" << separate_cost.dispatches << "))";
+  return os.str();
+}
+
+BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptions& options) {
+  using namespace transforms;
+  if (programs.empty()) throw TransformError("batch_functions: needs at least one program");
+  for (const Graph& g : programs) verify(g);
+  check_signatures(programs);
+  const Graph& g0 = programs.front();
+  auto n = static_cast<int64_t>(programs.size());
+  int64_t k = options.bands.count <= 0 ? 1 : std::min(options.bands.count, n);
+  std::vector<TensorSpec> in_specs = g0.input_specs();
+  auto in_ax = broadcast_axes(options.axes, g0.input_tree(), "batch_functions axes");
+  auto out_ax = broadcast_axes(options.out_axes, g0.output_tree(), "batch_functions out_axes");
+  std::vector<std::string> in_paths = g0.input_paths(), out_paths = g0.output_paths();
+  for (size_t j = 0; j < in_ax.size(); ++j)
+    if (in_ax[j] && *in_ax[j] != 0)
+      throw TransformError("batch_functions: axes for input " + in_paths[j] + " must be 0 or None");
+  for (size_t j = 0; j < out_ax.size(); ++j)
+    if (out_ax[j] && *out_ax[j] != 0)
+      throw TransformError("batch_functions: out_axes for output " + out_paths[j] + " must be 0 or None");
+
+  BatchResult result;
+  BatchReport& rep = result.report;
+  rep.programs = n;
+  rep.bands = k;
+  trace_detail::Tracer tracer;
+  std::vector<SymbolicTensor> inputs;
+  for (size_t j = 0; j < in_specs.size(); ++j) {
+    TensorSpec s = in_specs[j];
+    if (in_ax[j]) s.shape.dims().insert(s.shape.dims().begin(), DimExpr(n));
+    inputs.push_back(tracer.input(s));
+  }
+  Merger merger(tracer, programs, options, rep);
+  std::vector<std::vector<BatchArg>> band_outs;
+  for (int64_t b = 0; b < k; ++b) {
+    int64_t begin = n * b / k, end = n * (b + 1) / k;
+    rep.band_sizes.push_back(end - begin);
+    std::vector<BatchArg> band_in;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (!in_ax[j]) {
+        band_in.push_back({inputs[j], false});
+      } else {
+        band_in.push_back({k == 1 ? inputs[j] : slice(inputs[j], {begin}, {end}), true});
+      }
+    }
+    band_outs.push_back(merger.merge_band(static_cast<int>(begin), static_cast<int>(end), band_in));
+  }
+  std::vector<SymbolicTensor> results;
+  std::vector<TensorSpec> out_specs = g0.output_specs();
+  for (size_t j = 0; j < out_specs.size(); ++j) {
+    if (!out_ax[j]) {
+      for (const auto& bo : band_outs)
+        if (bo[j].batched || bo[j].v.value() != band_outs.front()[j].v.value())
+          throw TransformError("batch_functions: output " + out_paths[j] +
+                               " differs between programs, but its out_axes is None (give it axis 0)");
+      results.push_back(band_outs.front()[j].v);
+      continue;
+    }
+    std::vector<SymbolicTensor> parts;
+    for (size_t b = 0; b < band_outs.size(); ++b) {
+      const BatchArg& a = band_outs[b][j];
+      if (a.batched) {
+        parts.push_back(a.v);
+      } else {
+        std::vector<DimExpr> dims{DimExpr(rep.band_sizes[b])};
+        std::vector<int64_t> bdims;
+        for (size_t i = 0; i < out_specs[j].shape.rank(); ++i) {
+          dims.push_back(out_specs[j].shape[i]);
+          bdims.push_back(static_cast<int64_t>(i + 1));
+        }
+        parts.push_back(broadcast_in_dim(a.v, Shape(dims), bdims));
+      }
+    }
+    results.push_back(parts.size() == 1 ? parts.front() : concatenate(parts, 0));
+  }
+  Graph g = tracer.finish(g0.output_tree().unflatten(results), g0.input_tree());
+  result.graph = finish_transform(g, g0.static_values());
+  for (const Graph& p : programs) {
+    BatchReport::Cost c = cost_of(p);
+    rep.separate_cost.work += c.work;
+    rep.separate_cost.dispatches += c.dispatches;
+    rep.program_ops += c.dispatches;
+  }
+  rep.cost_estimate = cost_of(result.graph);
+  rep.emitted_ops = rep.cost_estimate.dispatches;
+  return result;
+}
+
+}  // namespace evoxc
