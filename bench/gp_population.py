@@ -271,7 +271,7 @@ def main():
     a = ap.parse_args()
     repeats = 5 if a.quick else 15
     gen_repeats = 1 if a.quick else 3
-    band_list = (None, 4) if a.quick else (None, 2, 4, 8, 16, 32)
+    band_list = (None, 4, "auto") if a.quick else (None, 2, 4, 8, 16, 32, "auto")
 
     rng = np.random.default_rng(a.seed)
     X = rng.uniform(-3.0, 3.0, (2, a.cases)).astype(np.float32)

@@ -16,6 +16,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 struct Stages {
   double trace = 0, build = 0, run = 0, vmap = 0, vjp = 0;
+  double merge = 0, merged_build = 0, merged_run = 0;  // batch_functions of the whole population
 };
 
 // One pass over the population: every stage of every program, timed per stage.
@@ -34,6 +35,20 @@ Stages generation(const std::vector<evoxc::bench::GpTree>& pop, int vars, int64_
   t0 = Clock::now();
   for (const Graph& g : graphs) (void)vjp(g);
   s.vjp = since(t0);
+  // The population as one graph (inputs shared by every program), built and run once.
+  t0 = Clock::now();
+  BatchOptions bo;
+  bo.axes = AxisTree();
+  BatchResult merged = batch_functions(graphs, bo);
+  s.merge = since(t0);
+  t0 = Clock::now();
+  Executable mexe = load(compile(lower(merged.graph)));
+  s.merged_build = since(t0);
+  std::vector<Tensor> mouts(1);
+  mexe.execute(inputs, mouts);  // warm (allocates the output once)
+  t0 = Clock::now();
+  for (int r = 0; r < run_reps; ++r) mexe.execute(inputs, mouts);
+  s.merged_run = since(t0) / run_reps;
   std::vector<Executable> exes(pop.size());
   t0 = Clock::now();
   for (size_t i = 0; i < pop.size(); ++i) exes[i] = load(compile(lower(graphs[i])));
@@ -100,7 +115,7 @@ int main(int argc, char** argv) {
     }
     std::vector<Tensor> outs{Tensor::zeros({cases}, f32)};
     // The median of `reps` generations per stage, so one noisy pass does not decide.
-    std::vector<double> tr, bu, ru, vm, vj;
+    std::vector<double> tr, bu, ru, vm, vj, me, mb, mr;
     for (int r = 0; r < reps; ++r) {
       Stages s = generation(pop, vars, cases, inputs, outs, 5);
       tr.push_back(s.trace);
@@ -108,6 +123,9 @@ int main(int argc, char** argv) {
       ru.push_back(s.run);
       vm.push_back(s.vmap);
       vj.push_back(s.vjp);
+      me.push_back(s.merge);
+      mb.push_back(s.merged_build);
+      mr.push_back(s.merged_run);
     }
     auto median = [](std::vector<double> v) {
       std::sort(v.begin(), v.end());
@@ -116,12 +134,13 @@ int main(int argc, char** argv) {
     double n = programs;
     double t = median(tr) / n * 1e6, b = median(bu) / n * 1e6, x = median(ru) / n * 1e6;
     double v = median(vm) / n * 1e6, g = median(vj) / n * 1e6;
+    double merge_ms = median(me) * 1e3, mbuild_ms = median(mb) * 1e3, mrun_ms = median(mr) * 1e3;
     double nodes_per_s = static_cast<double>(size) * static_cast<double>(cases) / (x * 1e-6);
     if (json) {
       std::printf(
           "{\"trace_us\": %.3f, \"build_us\": %.3f, \"run_us\": %.3f, \"node_evals_per_s\": %.4g, \"vmap_us\": %.3f, "
-          "\"vjp_us\": %.3f}\n",
-          t, b, x, nodes_per_s, v, g);
+          "\"vjp_us\": %.3f, \"merge_ms\": %.3f, \"merged_build_ms\": %.3f, \"merged_run_ms\": %.3f}\n",
+          t, b, x, nodes_per_s, v, g, merge_ms, mbuild_ms, mrun_ms);
     } else {
       std::printf("GP population: %d programs of %d nodes over %d inputs of %lld float32 cases (median of %d)\n",
                   programs, size, vars, static_cast<long long>(cases), reps);
@@ -132,6 +151,10 @@ int main(int argc, char** argv) {
                   (t + b + x) * n / 1e3);
       std::printf("  vectorize (transform)   %8.2f us/program\n", v);
       std::printf("  vjp (transform)         %8.2f us/program\n", g);
+      std::printf(
+          "  batch_functions (merge) %8.2f ms for the population; merged build %.2f ms, run %.3f ms (%.3g "
+          "node-evaluations/s)\n",
+          merge_ms, mbuild_ms, mrun_ms, static_cast<double>(size) * static_cast<double>(cases) * n / (mrun_ms * 1e-3));
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "bench_staging: %s\n", e.what());

@@ -589,7 +589,9 @@ def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, ali
     fns])). axes/out_axes: 0 (mapped / stacked) or None (shared) per leaf, as prefix trees. switch_ops: None,
     True (elementwise and comparison ops that differ at the same position become one row_switch op computing each
     row with its own variant), or a list of categories ("elementwise_unary", "elementwise_binary", "comparison")
-    and op names. bands: None or an int K (K contiguous bands merged independently). The merge's report is
+    and op names. bands: None, an int K (K contiguous bands merged independently), or "auto" (programs grouped by
+    structure, each group merged alone, when the interpreter's calibrated cost model estimates it faster than
+    the flat merge; never worse than flat by that estimate). The merge's report is
     graph.batch_report (also evoxc.batch_report(graph)): transform metadata, not saved with the graph."""
     fns = list(fns)
     if not fns:

@@ -44,9 +44,11 @@ SwitchOps switch_ops(nb::handle h) {
 
 Bands bands(nb::handle h) {
   if (h.is_none()) return Bands::none();
-  if (nb::isinstance<nb::str>(h))
-    throw TransformError("batch_functions: bands='" + nb::cast<std::string>(h) +
-                         "' is not implemented yet (the calibrated cost model is the next step); use None or an int");
+  if (nb::isinstance<nb::str>(h)) {
+    if (nb::cast<std::string>(h) == "auto") return Bands::autodetect();
+    throw ValidationError("batch_functions: bands must be None, an int or 'auto', got '" + nb::cast<std::string>(h) +
+                          "'");
+  }
   int64_t k = nb::cast<int64_t>(h);
   if (k < 1) throw ValidationError("batch_functions: bands must be >= 1");
   return Bands::of(k);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "evoxc/passes/passes.h"
+#include "evoxc/trace/indexing.h"
 #include "evoxc/transforms/batch.h"
 #include "transforms/driver.h"
 #include "transforms/families.h"
@@ -124,10 +125,8 @@ class Merger {
 
   // Merges the band of programs [begin, end): `inputs` per input leaf: the shared value, or the
   // band's rows of the mapped input. Returns the band's outputs (batched over its rows, or shared).
-  std::vector<BatchArg> merge_band(int begin, int end, const std::vector<BatchArg>& inputs) {
-    int n = end - begin;
-    std::vector<int> band(static_cast<size_t>(n));
-    for (int k = 0; k < n; ++k) band[static_cast<size_t>(k)] = begin + k;
+  std::vector<BatchArg> merge_band(const std::vector<int>& band, const std::vector<BatchArg>& inputs) {
+    int n = static_cast<int>(band.size());
     for (size_t j = 0; j < inputs.size(); ++j) {
       if (!inputs[j].batched) {
         for (int p : band)
@@ -531,29 +530,86 @@ std::string BatchReport::to_string() const {
   return os.str();
 }
 
-BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptions& options) {
-  using namespace transforms;
-  if (programs.empty()) throw TransformError("batch_functions: needs at least one program");
-  for (const Graph& g : programs) verify(g);
-  check_signatures(programs);
+namespace transforms {
+namespace {
+
+// The programs of each band, in program order within a band.
+using Partition = std::vector<std::vector<int>>;
+
+Partition contiguous_bands(int64_t n, int64_t k) {
+  Partition p;
+  for (int64_t b = 0; b < k; ++b) {
+    p.emplace_back();
+    for (int64_t i = n * b / k; i < n * (b + 1) / k; ++i) p.back().push_back(static_cast<int>(i));
+  }
+  return p;
+}
+
+// Programs grouped by structural fingerprint (the sequence of their ops' ids and result
+// types), groups in order of their first program: programs of one group merge without muxes.
+Partition fingerprint_bands(const std::vector<Graph>& programs) {
+  std::vector<std::pair<size_t, std::vector<int>>> groups;
+  std::unordered_map<size_t, std::vector<size_t>> by_hash;
+  auto same = [&](int a, int b) {
+    const auto &x = programs[static_cast<size_t>(a)].main().entry().operations(),
+               &y = programs[static_cast<size_t>(b)].main().entry().operations();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i]->info().id != y[i]->info().id || !same_types(*x[i], *y[i])) return false;
+    return true;
+  };
+  for (size_t i = 0; i < programs.size(); ++i) {
+    size_t h = 0;
+    for (const auto& op : programs[i].main().entry().operations()) h = h * 1000003u + op->info().id;
+    auto& cands = by_hash[h];
+    bool placed = false;
+    for (size_t gi : cands)
+      if (same(groups[gi].second.front(), static_cast<int>(i))) {
+        groups[gi].second.push_back(static_cast<int>(i));
+        placed = true;
+        break;
+      }
+    if (!placed) {
+      cands.push_back(groups.size());
+      groups.push_back({h, {static_cast<int>(i)}});
+    }
+  }
+  Partition p;
+  for (auto& g : groups) p.push_back(std::move(g.second));
+  return p;
+}
+
+SymbolicTensor index_constant(const std::vector<int64_t>& idx) {
+  static const OpDef& constant_op = get_op("constant");
+  Tensor t = Tensor::from_vector(idx, {static_cast<int64_t>(idx.size())});
+  return TraceContext::current().emit1(constant_op, std::span<const SymbolicTensor>(), {{"value", t}},
+                                       SrcLoc::current());
+}
+
+// Rows `rows` of a (N, ...) value: a slice when they are consecutive, else a take.
+SymbolicTensor take_rows(const SymbolicTensor& v, const std::vector<int>& rows, int64_t n) {
+  bool consecutive = true;
+  for (size_t k = 1; k < rows.size(); ++k) consecutive = consecutive && rows[k] == rows[k - 1] + 1;
+  if (consecutive) {
+    if (rows.front() == 0 && static_cast<int64_t>(rows.size()) == n) return v;
+    return slice(v, {rows.front()}, {rows.back() + 1});
+  }
+  std::vector<int64_t> idx(rows.begin(), rows.end());
+  return take(v, index_constant(idx), 0);
+}
+
+// Merges `programs` band by band into the trace being built; returns the graph and fills `rep`.
+Graph merge_partition(const std::vector<Graph>& programs, const BatchOptions& options, const Partition& bands,
+                      BatchReport& rep) {
   const Graph& g0 = programs.front();
   auto n = static_cast<int64_t>(programs.size());
-  int64_t k = options.bands.count <= 0 ? 1 : std::min(options.bands.count, n);
-  std::vector<TensorSpec> in_specs = g0.input_specs();
+  std::vector<TensorSpec> in_specs = g0.input_specs(), out_specs = g0.output_specs();
   auto in_ax = broadcast_axes(options.axes, g0.input_tree(), "batch_functions axes");
   auto out_ax = broadcast_axes(options.out_axes, g0.output_tree(), "batch_functions out_axes");
-  std::vector<std::string> in_paths = g0.input_paths(), out_paths = g0.output_paths();
-  for (size_t j = 0; j < in_ax.size(); ++j)
-    if (in_ax[j] && *in_ax[j] != 0)
-      throw TransformError("batch_functions: axes for input " + in_paths[j] + " must be 0 or None");
-  for (size_t j = 0; j < out_ax.size(); ++j)
-    if (out_ax[j] && *out_ax[j] != 0)
-      throw TransformError("batch_functions: out_axes for output " + out_paths[j] + " must be 0 or None");
-
-  BatchResult result;
-  BatchReport& rep = result.report;
+  std::vector<std::string> out_paths = g0.output_paths();
+  rep = BatchReport();
   rep.programs = n;
-  rep.bands = k;
+  rep.bands = static_cast<int64_t>(bands.size());
   trace_detail::Tracer tracer;
   std::vector<SymbolicTensor> inputs;
   for (size_t j = 0; j < in_specs.size(); ++j) {
@@ -563,21 +619,19 @@ BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptio
   }
   Merger merger(tracer, programs, options, rep);
   std::vector<std::vector<BatchArg>> band_outs;
-  for (int64_t b = 0; b < k; ++b) {
-    int64_t begin = n * b / k, end = n * (b + 1) / k;
-    rep.band_sizes.push_back(end - begin);
+  std::vector<int> order;  // program of each row of the concatenated band outputs
+  for (const auto& band : bands) {
+    rep.band_sizes.push_back(static_cast<int64_t>(band.size()));
+    order.insert(order.end(), band.begin(), band.end());
     std::vector<BatchArg> band_in;
-    for (size_t j = 0; j < inputs.size(); ++j) {
-      if (!in_ax[j]) {
-        band_in.push_back({inputs[j], false});
-      } else {
-        band_in.push_back({k == 1 ? inputs[j] : slice(inputs[j], {begin}, {end}), true});
-      }
-    }
-    band_outs.push_back(merger.merge_band(static_cast<int>(begin), static_cast<int>(end), band_in));
+    for (size_t j = 0; j < inputs.size(); ++j)
+      band_in.push_back(in_ax[j] ? BatchArg{take_rows(inputs[j], band, n), true} : BatchArg{inputs[j], false});
+    band_outs.push_back(merger.merge_band(band, band_in));
   }
+  // Row r of the concatenation holds program order[r]; the outputs need program order.
+  std::vector<int> inverse(static_cast<size_t>(n));
+  for (size_t r = 0; r < order.size(); ++r) inverse[static_cast<size_t>(order[r])] = static_cast<int>(r);
   std::vector<SymbolicTensor> results;
-  std::vector<TensorSpec> out_specs = g0.output_specs();
   for (size_t j = 0; j < out_specs.size(); ++j) {
     if (!out_ax[j]) {
       for (const auto& bo : band_outs)
@@ -602,19 +656,68 @@ BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptio
         parts.push_back(broadcast_in_dim(a.v, Shape(dims), bdims));
       }
     }
-    results.push_back(parts.size() == 1 ? parts.front() : concatenate(parts, 0));
+    SymbolicTensor all = parts.size() == 1 ? parts.front() : concatenate(parts, 0);
+    results.push_back(take_rows(all, inverse, n));
   }
   Graph g = tracer.finish(g0.output_tree().unflatten(results), g0.input_tree());
-  result.graph = finish_transform(g, g0.static_values());
+  Graph out = finish_transform(g, g0.static_values());
+  rep.cost_estimate = cost_of(out);
+  rep.emitted_ops = rep.cost_estimate.dispatches;
+  return out;
+}
+
+double estimated_seconds(const BatchReport::Cost& c, const BatchCostModel& m) {
+  return static_cast<double>(c.dispatches) * m.dispatch_seconds + c.work * m.element_seconds;
+}
+
+}  // namespace
+}  // namespace transforms
+
+BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptions& options) {
+  using namespace transforms;
+  if (programs.empty()) throw TransformError("batch_functions: needs at least one program");
+  for (const Graph& g : programs) verify(g);
+  check_signatures(programs);
+  const Graph& g0 = programs.front();
+  auto n = static_cast<int64_t>(programs.size());
+  auto in_ax = broadcast_axes(options.axes, g0.input_tree(), "batch_functions axes");
+  auto out_ax = broadcast_axes(options.out_axes, g0.output_tree(), "batch_functions out_axes");
+  std::vector<std::string> in_paths = g0.input_paths(), out_paths = g0.output_paths();
+  for (size_t j = 0; j < in_ax.size(); ++j)
+    if (in_ax[j] && *in_ax[j] != 0)
+      throw TransformError("batch_functions: axes for input " + in_paths[j] + " must be 0 or None");
+  for (size_t j = 0; j < out_ax.size(); ++j)
+    if (out_ax[j] && *out_ax[j] != 0)
+      throw TransformError("batch_functions: out_axes for output " + out_paths[j] + " must be 0 or None");
+
+  BatchReport::Cost separate;
   for (const Graph& p : programs) {
     BatchReport::Cost c = cost_of(p);
-    rep.separate_cost.work += c.work;
-    rep.separate_cost.dispatches += c.dispatches;
-    rep.program_ops += c.dispatches;
+    separate.work += c.work;
+    separate.dispatches += c.dispatches;
   }
-  rep.cost_estimate = cost_of(result.graph);
-  rep.emitted_ops = rep.cost_estimate.dispatches;
-  return result;
+  auto finish = [&](Graph g, BatchReport rep) {
+    rep.separate_cost = separate;
+    rep.program_ops = separate.dispatches;
+    return BatchResult{std::move(g), std::move(rep)};
+  };
+  if (!options.bands.automatic) {
+    int64_t k = options.bands.count <= 0 ? 1 : std::min(options.bands.count, n);
+    BatchReport rep;
+    Graph g = merge_partition(programs, options, contiguous_bands(n, k), rep);
+    return finish(std::move(g), std::move(rep));
+  }
+  // "auto": the flat merge and the merge by structural fingerprint, whichever the cost model
+  // estimates faster (so never worse than flat by its own estimate).
+  BatchReport flat_rep, fp_rep;
+  Graph flat = merge_partition(programs, options, contiguous_bands(n, 1), flat_rep);
+  Partition fp = fingerprint_bands(programs);
+  if (fp.size() == 1) return finish(std::move(flat), std::move(flat_rep));
+  Graph grouped = merge_partition(programs, options, fp, fp_rep);
+  if (estimated_seconds(fp_rep.cost_estimate, options.cost_model) <
+      estimated_seconds(flat_rep.cost_estimate, options.cost_model))
+    return finish(std::move(grouped), std::move(fp_rep));
+  return finish(std::move(flat), std::move(flat_rep));
 }
 
 }  // namespace evoxc

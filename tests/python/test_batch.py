@@ -59,7 +59,7 @@ def test_random_populations_bit_exact_for_every_knob(dtype, depth):
     y = (rng.standard_normal(6) * 3).astype(npdt)
     sep = run_separate(graphs, xs, y)
     for switch_ops in (None, True):
-        for bands in (None, 3):
+        for bands in (None, 3, "auto"):
             m = evoxc.batch_functions(graphs, axes=(0, None), switch_ops=switch_ops, bands=bands)
             out = evoxc.run(evoxc.build(m), xs, y).numpy()
             for i in range(n):
@@ -116,8 +116,8 @@ def test_errors():
         evoxc.batch_functions([])
     with pytest.raises(evoxc.TransformError, match="mix"):
         evoxc.batch_functions([a, lambda x: x])
-    with pytest.raises(evoxc.TransformError, match="not implemented yet"):
-        evoxc.batch_functions([a, a], bands="auto")
+    with pytest.raises(evoxc.ValidationError, match="'auto'"):
+        evoxc.batch_functions([a, a], bands="fast")
     with pytest.raises(evoxc.TransformError, match="alignment"):
         evoxc.batch_functions([a, a], alignment="occurrence")
     with pytest.raises(evoxc.ValidationError, match="not made by batch_functions"):

@@ -103,6 +103,12 @@ TEST(BatchFunctions, RandomPopulationsAreBitExactForEveryKnob) {
       expect_rows_match(progs, switched, 13, what + " switch_ops");
       switched.bands = Bands::of(4);
       expect_rows_match(progs, switched, 14, what + " switch_ops bands=4");
+      BatchOptions automatic = flat;
+      automatic.bands = Bands::autodetect();
+      expect_rows_match(progs, automatic, 15, what + " bands=auto");
+      // The fingerprint partition itself (chosen or not by the model): every row still exact.
+      automatic.cost_model.dispatch_seconds = 1.0;
+      expect_rows_match(progs, automatic, 16, what + " bands=auto (dispatch-bound model)");
     }
   }
 }
@@ -167,6 +173,28 @@ TEST(BatchFunctions, SwitchClassesCollapseSameSkeletonChains) {
   Tensor merged = run_flat(r.graph, {stack(xs), c})[0];
   for (int i = 0; i < 16; ++i)
     EXPECT_TRUE(bit_equal(row(merged, i), run_flat(progs[static_cast<size_t>(i)], {xs[static_cast<size_t>(i)], c})[0]));
+}
+
+// Two structures interleaved: "auto" groups each structure into a band (no muxes inside a band)
+// when the model finds that cheaper, and puts the rows back in program order.
+TEST(BatchFunctions, AutoBandsGroupByStructureAndKeepProgramOrder) {
+  std::vector<Graph> progs;
+  for (int i = 0; i < 12; ++i)
+    progs.push_back(i % 2 ? random_program(5, DType::F32, 6, {4}) : random_program(9, DType::F32, 6, {4}));
+  BatchOptions o;
+  o.axes = AxisTree::tuple({AxisTree(0), AxisTree()});
+  o.bands = Bands::autodetect();
+  BatchResult r = batch_functions(progs, o);
+  BatchOptions flat = o;
+  flat.bands = Bands::none();
+  BatchResult f = batch_functions(progs, flat);
+  auto est = [&](const BatchReport& rep) {
+    return static_cast<double>(rep.cost_estimate.dispatches) * o.cost_model.dispatch_seconds +
+           rep.cost_estimate.work * o.cost_model.element_seconds;
+  };
+  EXPECT_LE(est(r.report), est(f.report)) << r.report.to_string() << "\n" << f.report.to_string();
+  EXPECT_EQ(r.report.bands, 2) << r.report.to_string();
+  expect_rows_match(progs, o, 21, "auto, two interleaved structures");
 }
 
 TEST(BatchFunctions, SignatureMismatchNamesProgramAndPath) {

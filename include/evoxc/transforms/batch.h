@@ -27,11 +27,24 @@ struct SwitchOps {
 };
 
 // bands: None (one flat function axis), K contiguous bands merged independently (outputs
-// concatenated in program order).
+// concatenated in program order), or automatic: programs grouped by structural fingerprint (the
+// sequence of their ops), each group merged on its own, rows put back in program order — chosen
+// only when the cost model estimates it faster than the flat merge.
 struct Bands {
   int64_t count = 0;  // 0: none (flat)
+  bool automatic = false;
   static Bands none() { return {}; }
-  static Bands of(int64_t k) { return {k}; }
+  static Bands of(int64_t k) { return {k, false}; }
+  static Bands autodetect() { return {0, true}; }
+};
+
+// The static cost model of bands="auto": estimated seconds = dispatches * dispatch_seconds +
+// elements produced * element_seconds. The defaults are the interpreter's, measured by
+// `bench/calibrate_batch.py` (a graph of many tiny ops for the dispatch cost, one of few large
+// elementwise ops for the element cost); another backend passes its own.
+struct BatchCostModel {
+  double dispatch_seconds = 18e-9;
+  double element_seconds = 0.36e-9;
 };
 
 struct BatchOptions {
@@ -43,6 +56,7 @@ struct BatchOptions {
   AxisTree out_axes = AxisTree(0);
   SwitchOps switch_ops;
   Bands bands;
+  BatchCostModel cost_model;
 };
 
 // One switch class: its variants (op names) and, per variant, the rows (program indices) using it.
