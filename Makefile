@@ -41,10 +41,12 @@ run: build bench-venv
 	./build/bin/batch_dict
 	./build/bin/newton_sqrt
 	./build/bin/per_sample_grad
+	./build/bin/population --generations 3
 	$(PY) examples/quickstart.py
 	$(PY) examples/per_sample_grad.py
 	$(PY) examples/newton_sqrt.py
 	$(PY) examples/batch_dict.py
+	$(PY) examples/deap_gp.py --generations 2
 	$(PY) bench/python_overhead.py --quick
 	$(PY) bench/batch_functions.py --quick
 	$(PY) bench/gp_population.py --quick

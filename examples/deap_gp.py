@@ -12,6 +12,7 @@ Usage: .venv/bin/python examples/deap_gp.py [--generations N] [--population N] [
 """
 
 import argparse
+import functools
 import operator
 import random
 import sys
@@ -50,7 +51,9 @@ def make_pset():
     pset = gp.PrimitiveSet("MAIN", 2)
     for name, (arity, fn, _) in PRIMITIVES.items():
         pset.addPrimitive(fn, arity, name=name)
-    pset.addEphemeralConstant("const", lambda: round(random.uniform(-2.0, 2.0), 2))
+    # A partial, as DEAP advises: deap.gp keeps the generator, and a function of this module would keep this module's
+    # globals (evoxc included) alive past evoxc's shutdown, which nanobind then reports as leaks at exit.
+    pset.addEphemeralConstant("const", functools.partial(random.uniform, -2.0, 2.0))
     pset.renameArguments(ARG0="x0", ARG1="x1")
     return pset
 
