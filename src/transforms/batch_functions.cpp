@@ -720,4 +720,19 @@ BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptio
   return finish(std::move(flat), std::move(flat_rep));
 }
 
+BatchFunction batch_functions(std::vector<TraceFunction> fns, BatchOptions options) {
+  if (fns.empty()) throw TransformError("batch_functions: needs at least one program");
+  return [fns = std::move(fns), options = std::move(options)](const std::vector<TraceArg>& args) {
+    std::vector<TraceArg> stripped = args;
+    DimExpr n = transforms::strip_batch(stripped, options.axes, "batch_functions");
+    if (n != DimExpr(static_cast<int64_t>(fns.size())))
+      throw TransformError("batch_functions: the function axis of the mapped arguments has extent " + n.to_string() +
+                           ", but there are " + std::to_string(fns.size()) + " functions");
+    std::vector<Graph> graphs;
+    graphs.reserve(fns.size());
+    for (const TraceFunction& f : fns) graphs.push_back(trace_dynamic(f, stripped));
+    return batch_functions(graphs, options);
+  };
+}
+
 }  // namespace evoxc

@@ -16,6 +16,11 @@ std::vector<std::optional<int64_t>> broadcast_axes(const AxisTree& axes, const T
 // (a rule that emitted a malformed graph is an InternalError here, not at run time).
 Graph finish_transform(const Graph& g, const AttrMap& statics);
 
+// Strips the mapped axis from every TensorSpec leaf of trace arguments (in_axes a prefix tree of
+// the argument tuple); returns the extent all mapped leaves agree on (TransformError naming `what`
+// and the first argument that differs, or when nothing is mapped).
+DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes, const char* what);
+
 Graph vectorize_impl(const Graph& graph, const AxisTree& in_axes, const AxisTree& out_axes,
                      std::optional<DimExpr> axis_size);
 

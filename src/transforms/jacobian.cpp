@@ -178,31 +178,32 @@ Graph hessian(const Graph& graph, const ArgNums& argnums) {
   return transforms::jacfwd_impl(transforms::jacrev_impl(graph, argnums), argnums);
 }
 
-namespace {
+namespace transforms {
 
 // Strips the mapped axis from every TensorSpec leaf of the arguments; returns the batch
 // extent all mapped leaves agree on.
-DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes) {
+DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes, const char* what) {
   std::optional<DimExpr> size;
   std::string first;
   std::function<void(TraceArg&, const AxisTree&, const std::string&)> walk = [&](TraceArg& t, const AxisTree& a,
                                                                                  const std::string& path) {
     if (t.is_leaf()) {
       if (a.is_none()) return;
-      if (!a.is_leaf()) throw TransformError("vmap: in_axes has a container where argument " + path + " is a leaf");
+      if (!a.is_leaf())
+        throw TransformError(std::string(what) + ": in_axes has a container where argument " + path + " is a leaf");
       auto* spec = std::get_if<TensorSpec>(&t.leaf());
       if (!spec) return;  // a static value is never mapped
       auto r = static_cast<int64_t>(spec->shape.rank());
       int64_t ax = a.leaf() < 0 ? a.leaf() + r : a.leaf();
       if (ax < 0 || ax >= r)
-        throw TransformError("vmap: in_axes " + std::to_string(a.leaf()) + " for argument " + path + " (" +
-                             spec->to_string() + ") is out of range");
+        throw TransformError(std::string(what) + ": in_axes " + std::to_string(a.leaf()) + " for argument " + path +
+                             " (" + spec->to_string() + ") is out of range");
       DimExpr n = spec->shape[static_cast<size_t>(ax)];
       if (!size) {
         size = n;
         first = path;
       } else if (*size != n) {
-        throw TransformError("vmap: argument " + path + " has batch extent " + n.to_string() +
+        throw TransformError(std::string(what) + ": argument " + path + " has batch extent " + n.to_string() +
                              " on its mapped axis, but " + first + " has " + size->to_string() +
                              "; every mapped input must have the same batch extent");
       }
@@ -217,8 +218,8 @@ DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes) {
       return;
     }
     if (a.kind() != t.kind() || a.size() != t.size())
-      throw TransformError("vmap: in_axes " + a.structure_string() + " does not match argument " + path + " " +
-                           t.structure_string());
+      throw TransformError(std::string(what) + ": in_axes " + a.structure_string() + " does not match argument " +
+                           path + " " + t.structure_string());
     std::vector<TraceArg> kids(t.children().begin(), t.children().end());
     for (size_t i = 0; i < kids.size(); ++i) walk(kids[i], a.children()[i], path + "[" + std::to_string(i) + "]");
     t = TraceArg::from_parts(t.kind(), std::move(kids), t.keys());
@@ -227,17 +228,18 @@ DimExpr strip_batch(std::vector<TraceArg>& args, const AxisTree& in_axes) {
   TraceArg whole = TraceArg::tuple(std::move(kids));
   walk(whole, in_axes, "");
   args.assign(whole.children().begin(), whole.children().end());
-  if (!size) throw TransformError("vmap: no input is mapped (every in_axes is None); nothing to vectorize over");
+  if (!size)
+    throw TransformError(std::string(what) + ": no input is mapped (every in_axes is None); nothing to vectorize over");
   return *size;
 }
 
-}  // namespace
+}  // namespace transforms
 
 GraphFunction vmap(TraceFunction fn, AxisTree in_axes, AxisTree out_axes) {
   return [fn = std::move(fn), in_axes = std::move(in_axes),
           out_axes = std::move(out_axes)](const std::vector<TraceArg>& args) {
     std::vector<TraceArg> stripped = args;
-    DimExpr size = strip_batch(stripped, in_axes);
+    DimExpr size = transforms::strip_batch(stripped, in_axes, "vmap");
     return vectorize(trace_dynamic(fn, stripped), in_axes, out_axes, size);
   };
 }

@@ -197,13 +197,34 @@ TEST(BatchFunctions, AutoBandsGroupByStructureAndKeepProgramOrder) {
   expect_rows_match(progs, o, 21, "auto, two interleaved structures");
 }
 
+TEST(BatchFunctions, OverTraceFunctionsTakesMappedSpecs) {
+  std::vector<TraceFunction> fns;
+  for (int k = 0; k < 3; ++k)
+    fns.push_back([k](const std::vector<TracedArg>& a) {
+      SymbolicTensor x = std::get<SymbolicTensor>(a[0].leaf()), c = std::get<SymbolicTensor>(a[1].leaf());
+      return Tree<SymbolicTensor>(tanh(add(multiply(x, c), static_cast<double>(k))));
+    });
+  BatchOptions o;
+  o.axes = AxisTree::tuple({AxisTree(0), AxisTree()});
+  BatchFunction merged = batch_functions(fns, o);
+  BatchResult r = merged({arg_leaf(TensorSpec(Shape{3, 4}, DType::F32)), arg_leaf(TensorSpec(Shape(), DType::F32))});
+  EXPECT_EQ(r.graph.input_specs()[0].shape, (Shape{3, 4}));
+  EXPECT_EQ(r.report.programs, 3);
+  EXPECT_EQ(r.report.muxes, 0);
+  test::expect_error<TransformError>(
+      [&] {
+        merged({arg_leaf(TensorSpec(Shape{2, 4}, DType::F32)), arg_leaf(TensorSpec(Shape(), DType::F32))});
+      },
+      "there are 3 functions");
+}
+
 TEST(BatchFunctions, SignatureMismatchNamesProgramAndPath) {
   Graph a = trace([](const SymbolicTensor& x) { return sin(x); }, TensorSpec(Shape{3}, DType::F32));
   Graph b = trace([](const SymbolicTensor& x) { return sin(x); }, TensorSpec(Shape{4}, DType::F32));
   Graph c = trace([](const SymbolicTensor& x) { return std::make_pair(x, x); }, TensorSpec(Shape{3}, DType::F32));
   test::expect_error<TransformError>([&] { batch_functions({a, a, b}); }, "program 2 has input [0]");
   test::expect_error<TransformError>([&] { batch_functions({a, c}); }, "program 1 has outputs");
-  test::expect_error<TransformError>([&] { batch_functions({}); }, "at least one program");
+  test::expect_error<TransformError>([&] { batch_functions(std::vector<Graph>{}); }, "at least one program");
 }
 
 TEST(BatchFunctions, SharedOutputWithNoneOutAxes) {

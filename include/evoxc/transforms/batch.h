@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "evoxc/ir/graph.h"
 #include "evoxc/ops/op_def.h"
+#include "evoxc/trace/trace.h"
 #include "evoxc/transforms/transforms.h"
 
 namespace evoxc {
@@ -105,5 +107,11 @@ struct BatchResult {
 // with slices and a concatenate. full/constant ops differing only in their values stack into one
 // (rows, ...) constant.
 BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptions& options = {});
+
+// Over traceable functions: called with the MAPPED trace arguments (mapped specs carry the function
+// axis first, of extent fns.size()), it traces every function on the specs without that axis and
+// merges them: batch_functions(fns, o)(args) = batch_functions({trace_dynamic(f, stripped args)...}, o).
+using BatchFunction = std::function<BatchResult(const std::vector<TraceArg>& args)>;
+BatchFunction batch_functions(std::vector<TraceFunction> fns, BatchOptions options = {});
 
 }  // namespace evoxc
