@@ -321,13 +321,51 @@ class Merger {
     }
   }
 
+  // Emits `op` over `vals` unless an equal op (same op, operand values, attributes and result
+  // types) was emitted already — the same subexpression in several programs, over shared inputs
+  // or the same rows — then reuses it: CSE while merging, so the final CSE pass finds nothing to
+  // copy the graph for.
+  std::vector<SymbolicTensor> emit_dedup(const Operation& op, const std::vector<SymbolicTensor>& vals) {
+    size_t h = op.info().id;
+    for (const auto& v : vals) h = h * 0x100000001B3ull ^ reinterpret_cast<uintptr_t>(v.value());
+    auto [lo, hi] = emitted_.equal_range(h);
+    for (auto it = lo; it != hi; ++it) {
+      const Emitted& e = it->second;
+      if (e.op->info().id != op.info().id || e.operands != vals_ptrs(vals) || !same_types(*e.op, op)) continue;
+      const AttrMap &x = e.op->attributes(), &y = op.attributes();
+      bool eq = x.size() == y.size();
+      for (auto i = x.begin(), j = y.begin(); eq && i != x.end(); ++i, ++j)
+        eq = i->first == j->first && attr_equal(i->second, j->second);
+      if (eq) return e.results;
+    }
+    std::vector<SymbolicTensor> outs = emit_like(op, vals);
+    emitted_.emplace(h, Emitted{&op, vals_ptrs(vals), outs});
+    return outs;
+  }
+
+  static std::vector<const Value*> vals_ptrs(const std::vector<SymbolicTensor>& vals) {
+    std::vector<const Value*> p;
+    p.reserve(vals.size());
+    for (const auto& v : vals) p.push_back(v.value());
+    return p;
+  }
+
   void emit_own(int p, const Operation& op) {
     LocationScope scope(tracer_.context(), op.location());
     std::vector<SymbolicTensor> vals;
-    for (const Value* v : op.operands()) vals.push_back(own_value(lookup(p, v), v->type().shape));
-    auto outs = clone_with_captures(op, vals, [&](const Value* v) { return own_value(lookup(p, v), v->type().shape); });
+    bool shared = op.regions().empty();
+    for (const Value* v : op.operands()) {
+      Ref r = lookup(p, v);
+      shared = shared && r.kind == Ref::Kind::Shared;
+      vals.push_back(own_value(r, v->type().shape));
+    }
+    std::vector<SymbolicTensor> outs =
+        op.regions().empty()
+            ? emit_dedup(op, vals)
+            : clone_with_captures(op, vals, [&](const Value* v) { return own_value(lookup(p, v), v->type().shape); });
+    // An op over shared values only computes the same for every program: its results are shared.
     for (size_t i = 0; i < outs.size(); ++i)
-      maps_[static_cast<size_t>(p)][op.result(i)] = Ref{Ref::Kind::Own, outs[i], -1, 0};
+      maps_[static_cast<size_t>(p)][op.result(i)] = Ref{shared ? Ref::Kind::Shared : Ref::Kind::Own, outs[i], -1, 0};
     ++rep_.own_ops;
   }
 
@@ -363,7 +401,7 @@ class Merger {
       // Every program computes the same op on the same shared values: once.
       std::vector<SymbolicTensor> vals;
       for (const auto& a : args) vals.push_back(a.v);
-      auto outs = emit_like(op0, vals);
+      auto outs = emit_dedup(op0, vals);
       std::vector<BatchArg> shared;
       for (auto& o : outs) shared.push_back({o, false});
       bind_results(progs, ops, shared);
@@ -489,6 +527,12 @@ class Merger {
   std::vector<std::unordered_map<const Value*, Ref>> maps_;
   std::vector<Class> classes_;
   std::map<std::pair<int, int64_t>, SymbolicTensor> rows_;
+  struct Emitted {
+    const Operation* op;  // the program op it was emitted for (attributes and types)
+    std::vector<const Value*> operands;
+    std::vector<SymbolicTensor> results;
+  };
+  std::unordered_multimap<size_t, Emitted> emitted_;
 };
 
 void check_signatures(const std::vector<Graph>& programs) {
