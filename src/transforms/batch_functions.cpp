@@ -121,12 +121,18 @@ size_t key_hash(const Key& k) {
 class Merger {
  public:
   Merger(trace_detail::Tracer& tracer, const std::vector<Graph>& programs, const BatchOptions& opts, BatchReport& rep)
-      : tracer_(tracer), programs_(programs), opts_(opts), rep_(rep), maps_(programs.size()) {}
+      : tracer_(tracer),
+        programs_(programs),
+        opts_(opts),
+        rep_(rep),
+        maps_(programs.size()),
+        first_user_(programs.size()) {}
 
   // Merges the band of programs [begin, end): `inputs` per input leaf: the shared value, or the
   // band's rows of the mapped input. Returns the band's outputs (batched over its rows, or shared).
   std::vector<BatchArg> merge_band(const std::vector<int>& band, const std::vector<BatchArg>& inputs) {
     int n = static_cast<int>(band.size());
+    for (int p : band) index_users(p);
     for (size_t j = 0; j < inputs.size(); ++j) {
       if (!inputs[j].batched) {
         for (int p : band)
@@ -239,6 +245,8 @@ class Merger {
 
   // The static cost model's decision: merging a group saves |G| - 1 dispatches; assembling an
   // operand from p > 1 pieces costs p + 1 (the slices and the concatenate).
+  // A program whose result feeds an op unlike the other programs' (its first user's group key
+  // differs from the most common one) will likely read its row back out alone (a slice and a reshape).
   bool worth_merging(const std::vector<int>& progs, const std::vector<const Operation*>& ops) const {
     size_t cost = 0;
     for (size_t j = 0; j < ops.front()->num_operands(); ++j) {
@@ -247,7 +255,38 @@ class Merger {
       size_t p = pieces(refs);
       if (p > 1) cost += p + 1;
     }
+    if (ops.front()->num_results() > 0) {
+      std::unordered_map<uint32_t, size_t> user_ids;
+      size_t most = 0;
+      for (size_t k = 0; k < progs.size(); ++k) {
+        const auto& users = first_user_[static_cast<size_t>(progs[k])];
+        auto it = users.find(ops[k]->result(0));
+        uint32_t id = it == users.end() ? ~0u : key_of(*it->second).id;
+        most = std::max(most, ++user_ids[id]);
+      }
+      cost += 2 * (progs.size() - most);
+      // Stacking different constant values pays off only when every row is then consumed by a
+      // merged op: a row read back out alone costs more than the program's own constant.
+      const OpDef& d = op_def(*ops.front());
+      if (!d.data_attrs.empty() && most < progs.size()) {
+        for (const Operation* o : ops)
+          for (const std::string& a : d.data_attrs) {
+            auto ia = ops.front()->attributes().find(a), ib = o->attributes().find(a);
+            if (ia != ops.front()->attributes().end() && ib != o->attributes().end() &&
+                !attr_equal(ia->second, ib->second))
+              return false;
+          }
+      }
+    }
     return cost < progs.size() - 1;
+  }
+
+  // Each value's first user in program p (its return counts as a user), whose group key decides.
+  void index_users(int p) {
+    auto& users = first_user_[static_cast<size_t>(p)];
+    if (!users.empty()) return;
+    for (const auto& op : programs_[static_cast<size_t>(p)].main().entry().operations())
+      for (const Value* v : op->operands()) users.emplace(v, op.get());
   }
 
   int new_class(SymbolicTensor v, std::vector<int> progs) {
@@ -533,6 +572,7 @@ class Merger {
     std::vector<SymbolicTensor> results;
   };
   std::unordered_multimap<size_t, Emitted> emitted_;
+  std::vector<std::unordered_map<const Value*, const Operation*>> first_user_;
 };
 
 void check_signatures(const std::vector<Graph>& programs) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <random>
 
+#include "../../bench/gp_population.h"
 #include "evoxc/evoxc.h"
 #include "expect_error.h"
 #include "transforms/transform_util.h"
@@ -216,6 +217,27 @@ TEST(BatchFunctions, OverTraceFunctionsTakesMappedSpecs) {
         merged({arg_leaf(TensorSpec(Shape{2, 4}, DType::F32)), arg_leaf(TensorSpec(Shape(), DType::F32))});
       },
       "there are 3 functions");
+}
+
+// The GP population (random trees of 17 nodes: add, sub, mul, protected div, sin, cos,
+// tanh, protected log): the merged graph does no more arithmetic than the programs one by one
+// (within 10%), for every band setting, and its rows are exact.
+TEST(BatchFunctions, GpPopulationArithmeticStaysWithinTenPercent) {
+  auto pop = bench::gp_population(20261201, 120, 17, 2);
+  std::vector<Graph> progs;
+  for (const auto& t : pop) progs.push_back(bench::gp_trace(t, 2, 64));
+  for (Bands b : {Bands::none(), Bands::of(4), Bands::autodetect()}) {
+    BatchOptions o;
+    o.axes = AxisTree();
+    o.bands = b;
+    o.switch_ops = SwitchOps::elementwise();
+    BatchResult r = batch_functions(progs, o);
+    EXPECT_LE(r.report.cost_estimate.work, 1.1 * r.report.separate_cost.work) << r.report.to_string();
+    std::vector<Tensor> in{random_tensor({64}, DType::F32, 1, -2, 2), random_tensor({64}, DType::F32, 2, -2, 2)};
+    Tensor merged = run_flat(r.graph, in)[0];
+    for (size_t i = 0; i < progs.size(); i += 17)
+      EXPECT_TRUE(bit_equal(row(merged, static_cast<int64_t>(i)), run_flat(progs[i], in)[0])) << "program " << i;
+  }
 }
 
 TEST(BatchFunctions, SignatureMismatchNamesProgramAndPath) {
