@@ -24,6 +24,51 @@ const char* attr_kind_name(AttrKind k) {
   return "?";
 }
 
+namespace {
+size_t hash_mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+}  // namespace
+
+size_t attr_hash(const Attribute& a) {
+  return std::visit(
+             [](const auto& v) -> size_t {
+               using T = std::decay_t<decltype(v)>;
+               if constexpr (std::is_same_v<T, std::monostate>) {
+                 return 0;
+               } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t>) {
+                 return std::hash<int64_t>()(static_cast<int64_t>(v));
+               } else if constexpr (std::is_same_v<T, double>) {
+                 return std::hash<uint64_t>()(std::bit_cast<uint64_t>(v));
+               } else if constexpr (std::is_same_v<T, std::string>) {
+                 return std::hash<std::string>()(v);
+               } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+                 size_t h = v.size();
+                 for (int64_t x : v) h = hash_mix(h, static_cast<size_t>(x));
+                 return h;
+               } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+                 size_t h = v.size();
+                 for (double x : v) h = hash_mix(h, std::bit_cast<uint64_t>(x));
+                 return h;
+               } else if constexpr (std::is_same_v<T, DType>) {
+                 return static_cast<size_t>(v);
+               } else if constexpr (std::is_same_v<T, Shape>) {
+                 size_t h = v.rank();
+                 for (const DimExpr& d : v) h = hash_mix(h, d.hash());
+                 return h;
+               } else {
+                 size_t h = hash_mix(static_cast<size_t>(v.dtype()), v.shape().size());
+                 for (int64_t e : v.shape()) h = hash_mix(h, static_cast<size_t>(e));
+                 if (v.defined() && v.device().kind == Device::Kind::Cpu) {
+                   const auto* p = static_cast<const unsigned char*>(v.raw_data());
+                   size_t n = std::min<size_t>(v.nbytes(), 64);
+                   for (size_t i = 0; i < n; ++i) h = hash_mix(h, p[i]);
+                 }
+                 return h;
+               }
+             },
+             a) ^
+         (a.index() * 0x9e3779b97f4a7c15ULL);
+}
+
 bool attr_equal(const Attribute& a, const Attribute& b) {
   if (a.index() != b.index()) return false;
   if (const auto* x = std::get_if<double>(&a))

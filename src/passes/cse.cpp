@@ -1,6 +1,5 @@
 // Common-subexpression elimination: a later op equal to an earlier visible one reuses its results.
 #include <algorithm>
-#include <bit>
 #include <functional>
 #include <unordered_map>
 
@@ -27,56 +26,11 @@ bool same(const Operation& a, const Operation& b) {
   return true;
 }
 
-// A hash of an attribute's value, consistent with attr_equal (floats by bits; tensors by dtype,
-// shape and up to their first 64 bytes). Hashing values, not just kinds, keeps the ops that differ
-// only in attributes (the constants of many programs, slices of one value) out of one bucket, where
-// every lookup would compare against all of them.
-size_t attr_hash(const Attribute& a) {
-  return std::visit(
-      [](const auto& v) -> size_t {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) {
-          return 0;
-        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t>) {
-          return std::hash<int64_t>()(static_cast<int64_t>(v));
-        } else if constexpr (std::is_same_v<T, double>) {
-          return std::hash<uint64_t>()(std::bit_cast<uint64_t>(v));
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          return std::hash<std::string>()(v);
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          size_t h = v.size();
-          for (int64_t x : v) h = mix(h, static_cast<size_t>(x));
-          return h;
-        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          size_t h = v.size();
-          for (double x : v) h = mix(h, std::bit_cast<uint64_t>(x));
-          return h;
-        } else if constexpr (std::is_same_v<T, DType>) {
-          return static_cast<size_t>(v);
-        } else if constexpr (std::is_same_v<T, Shape>) {
-          size_t h = v.rank();
-          for (const DimExpr& d : v) h = mix(h, d.hash());
-          return h;
-        } else {
-          size_t h = mix(static_cast<size_t>(v.dtype()), v.shape().size());
-          for (int64_t e : v.shape()) h = mix(h, static_cast<size_t>(e));
-          if (v.defined() && v.device().kind == Device::Kind::Cpu) {
-            const auto* p = static_cast<const unsigned char*>(v.raw_data());
-            size_t n = std::min<size_t>(v.nbytes(), 64);
-            for (size_t i = 0; i < n; ++i) h = mix(h, p[i]);
-          }
-          return h;
-        }
-      },
-      a);
-}
-
 size_t key(const Operation& op) {
   size_t h = op.op_id();
   for (const Value* v : op.operands()) h = mix(h, std::hash<const Value*>()(v));
   h = mix(h, op.attributes().size());
-  for (const auto& [name, value] : op.attributes())
-    h = mix(mix(mix(h, std::hash<std::string>()(name)), value.index()), attr_hash(value));
+  for (const auto& [name, value] : op.attributes()) h = mix(mix(h, std::hash<std::string>()(name)), attr_hash(value));
   return h;
 }
 

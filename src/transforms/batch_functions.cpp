@@ -126,7 +126,10 @@ class Merger {
         opts_(opts),
         rep_(rep),
         maps_(programs.size()),
-        first_user_(programs.size()) {}
+        first_user_(programs.size()) {
+    // main() looks its function up by name: once per program, not per op.
+    for (const Graph& g : programs) entries_.push_back(&g.main().entry());
+  }
 
   // Merges the band of programs [begin, end): `inputs` per input leaf: the shared value, or the
   // band's rows of the mapped input. Returns the band's outputs (batched over its rows, or shared).
@@ -136,8 +139,7 @@ class Merger {
     for (size_t j = 0; j < inputs.size(); ++j) {
       if (!inputs[j].batched) {
         for (int p : band)
-          maps_[static_cast<size_t>(p)][programs_[static_cast<size_t>(p)].main().entry().argument(j)] =
-              Ref{Ref::Kind::Shared, inputs[j].v, -1, 0};
+          maps_[static_cast<size_t>(p)][entry(p).argument(j)] = Ref{Ref::Kind::Shared, inputs[j].v, -1, 0};
         continue;
       }
       int c = new_class(inputs[j].v, band);
@@ -147,9 +149,7 @@ class Merger {
                  Ref{Ref::Kind::Row, {}, c, k};
     }
     std::vector<size_t> cursor(static_cast<size_t>(n), 0);
-    auto body = [&](int p) -> const std::vector<std::unique_ptr<Operation>>& {
-      return programs_[static_cast<size_t>(p)].main().entry().operations();
-    };
+    auto body = [&](int p) -> const std::vector<std::unique_ptr<Operation>>& { return entry(p).operations(); };
     auto next = [&](int k) -> const Operation* {
       const auto& ops = body(band[static_cast<size_t>(k)]);
       size_t c = cursor[static_cast<size_t>(k)];
@@ -199,8 +199,7 @@ class Merger {
     size_t nout = programs_.front().num_outputs();
     for (size_t j = 0; j < nout; ++j) {
       std::vector<Ref> refs;
-      for (int p : band)
-        refs.push_back(lookup(p, programs_[static_cast<size_t>(p)].main().entry().terminator()->operand(j)));
+      for (int p : band) refs.push_back(lookup(p, entry(p).terminator()->operand(j)));
       size_t before = static_cast<size_t>(rep_.muxes);
       outs.push_back(assemble(refs, programs_.front().output_specs()[j].shape));
       rep_.output_muxes += rep_.muxes - static_cast<int64_t>(before);
@@ -209,6 +208,9 @@ class Merger {
   }
 
  private:
+  const Block& entry(int p) const { return *entries_[static_cast<size_t>(p)]; }
+  const Block& entry(size_t p) const { return *entries_[p]; }
+
   Key key_of(const Operation& op) const {
     const OpDef& d = op_def(op);
     if (opts_.switch_ops.enabled() && op.attributes().empty() && op.regions().empty() && opts_.switch_ops.allows(d))
@@ -285,7 +287,7 @@ class Merger {
   void index_users(int p) {
     auto& users = first_user_[static_cast<size_t>(p)];
     if (!users.empty()) return;
-    for (const auto& op : programs_[static_cast<size_t>(p)].main().entry().operations())
+    for (const auto& op : entry(p).operations())
       for (const Value* v : op->operands()) users.emplace(v, op.get());
   }
 
@@ -367,6 +369,7 @@ class Merger {
   std::vector<SymbolicTensor> emit_dedup(const Operation& op, const std::vector<SymbolicTensor>& vals) {
     size_t h = op.info().id;
     for (const auto& v : vals) h = h * 0x100000001B3ull ^ reinterpret_cast<uintptr_t>(v.value());
+    for (const auto& [name, value] : op.attributes()) h = h * 0x100000001B3ull ^ attr_hash(value);
     auto [lo, hi] = emitted_.equal_range(h);
     for (auto it = lo; it != hi; ++it) {
       const Emitted& e = it->second;
@@ -573,6 +576,7 @@ class Merger {
   };
   std::unordered_multimap<size_t, Emitted> emitted_;
   std::vector<std::unordered_map<const Value*, const Operation*>> first_user_;
+  std::vector<const Block*> entries_;
 };
 
 void check_signatures(const std::vector<Graph>& programs) {

@@ -30,6 +30,10 @@ using AttrMap = std::map<std::string, Attribute>;
 
 // Structural equality (tensors compare by dtype, shape and bytes; floats by bits, so nan == nan).
 bool attr_equal(const Attribute& a, const Attribute& b);
+// A hash consistent with attr_equal: equal attributes hash equally (floats by bits; tensors by
+// dtype, shape and up to their first 64 bytes), so ops that differ only in attribute values land
+// in different buckets of a CSE or dedup table.
+size_t attr_hash(const Attribute& a);
 
 // Typed access; TypeError naming `op` and the attribute when missing or of another kind.
 int64_t attr_int(const AttrMap& m, const std::string& name, const std::string& op);
