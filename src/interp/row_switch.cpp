@@ -1,5 +1,7 @@
 // The row_switch kernel: each run of consecutive rows with one variant is one call of that variant's own
 // elementwise kernel over its contiguous row range, so no row computes another variant's values.
+#include "evoxc/ops/row_switch.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -138,19 +140,6 @@ class RowSwitchKernel final : public Kernel {
   }
 };
 
-// The op names of `variants`, split at commas (as the op's inference reads them).
-std::vector<std::string> split_variants(const std::string& spec) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (true) {
-    size_t comma = spec.find(',', start);
-    names.push_back(spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return names;
-}
-
 // Cuts a run's space into pieces of about kParallelGrain elements (a unary run is flat, so its
 // pieces may span outer rows).
 void add_pieces(uint32_t run, const Geometry& g, bool flat, std::vector<Piece>& out) {
@@ -205,7 +194,7 @@ KernelPtr make_row_switch(PrepareCtx& ctx) {
   auto k = std::make_unique<RowSwitchKernel>();
   k->n_ops = static_cast<int>(n);
   const DType t = ctx.operand(0).dtype();
-  for (const std::string& name : split_variants(ctx.attr_string("variants"))) {
+  for (const std::string& name : row_switch_variants(ctx.attr_string("variants"))) {
     const OpDef* v = find_op(name);
     if (v == nullptr) ctx.fail("unknown variant '" + name + "'");
     try {

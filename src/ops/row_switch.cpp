@@ -1,5 +1,7 @@
 // The row_switch op: one elementwise variant per row of the leading axis, from a static row -> variant table.
 // batch_functions emits it where merged programs run different elementwise ops at one position.
+#include "evoxc/ops/row_switch.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,19 +12,6 @@ namespace evoxc::ops_detail {
 namespace {
 
 constexpr const char* kOp = "row_switch";
-
-// The op names of `variants`, split at commas (no spaces; an empty name is an error later).
-std::vector<std::string> split_variants(const std::string& spec) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (true) {
-    size_t comma = spec.find(',', start);
-    names.push_back(spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return names;
-}
 
 bool switchable(OpCategory c) {
   return c == OpCategory::ElementwiseUnary || c == OpCategory::ElementwiseBinary || c == OpCategory::Comparison;
@@ -52,7 +41,7 @@ TensorType variant_type(const OpDef& v, std::span<const TensorType> ops) {
 std::vector<TensorType> infer(std::span<const TensorType> ops, const AttrMap& attrs) {
   const std::string& spec = attr_string(attrs, "variants", kOp);
   const std::vector<int64_t>& rows = attr_ints(attrs, "rows", kOp);
-  std::vector<std::string> names = split_variants(spec);
+  std::vector<std::string> names = row_switch_variants(spec);
   const auto n = static_cast<int>(ops.size());
   std::vector<const OpDef*> defs;
   for (const std::string& name : names) {
@@ -127,3 +116,19 @@ void register_row_switch_ops(OpTable& t) {
 }
 
 }  // namespace evoxc::ops_detail
+
+namespace evoxc {
+
+std::vector<std::string> row_switch_variants(const std::string& spec) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (true) {
+    size_t comma = spec.find(',', start);
+    names.push_back(spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
+}  // namespace evoxc
