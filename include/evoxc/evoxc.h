@@ -16,6 +16,7 @@
 #include "evoxc/ops/rule_table.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/pipeline/pipeline.h"
+#include "evoxc/trace/call.h"
 #include "evoxc/trace/control.h"
 #include "evoxc/trace/indexing.h"
 #include "evoxc/trace/layout.h"

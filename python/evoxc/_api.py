@@ -415,15 +415,29 @@ class GraphFunction:
         self._build = build_graph
         self.expansion = expansion
 
-    def __call__(self, *specs) -> Graph:
-        for l in flatten(specs)[0]:
-            if isinstance(l, _core.SymbolicTensor):
-                raise TraceError(f"{self.expansion} builds a Graph from TensorSpecs; it cannot be called on "
-                                 "SymbolicTensors inside another trace")
+    def __call__(self, *specs):
+        leaves, td = flatten(specs)
+        if any(isinstance(l, _core.SymbolicTensor) for l in leaves):
+            # Inside another trace: build the graph for these values' types, then inline it.
+            graph = self._build(td.unflatten([TensorSpec(l.shape, l.dtype) if isinstance(l, _core.SymbolicTensor)
+                                              else l for l in leaves]))
+            return call(graph, *specs)
         return self._build(specs)
 
     def __repr__(self):
         return f"<evoxc transformed function: {self.expansion}>"
+
+
+def call(graph: Graph, *args):
+    """Uses a Graph as a function inside the function being traced: its ops are inlined and its outputs
+    returned in its output structure. Each argument must have the graph's input type exactly (static
+    positions None). A transformed function called on SymbolicTensors does this for you:
+    grad(f)(x) inside a trace = call(grad(f)(*specs of x), x)."""
+    leaves, td = flatten(args)
+    plain = to_plain(td, [None if not isinstance(l, _core.SymbolicTensor) else l for l in leaves])
+    out = _core._call_graph(graph, tuple(plain))
+    t = getattr(graph, "_py_out", None)
+    return out if t is None else t.restore(out)
 
 
 def _graph_of(fn, specs) -> Graph:

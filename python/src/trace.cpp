@@ -9,6 +9,7 @@
 
 #include "bind.h"
 #include "evoxc/ops/op_def.h"
+#include "evoxc/trace/call.h"
 
 namespace evoxc::py {
 
@@ -139,6 +140,13 @@ void bind_trace(nb::module_& m) {
       .def("__str__", &Graph::summary)
       .def("__eq__", [](const Graph& a, const Graph& b) { return graphs_equal(a, b, false); });
 
+  def_op(
+      m, "_call_graph",
+      [](const Graph& g, nb::handle inputs) {
+        Tree<SymbolicTensor> in = tree_from_python<SymbolicTensor>(inputs, output_leaf);
+        return tree_to_python(call(g, in));
+      },
+      nb::arg("graph"), nb::arg("inputs").none());
   def_op(
       m, "constant", [](const Tensor& t) { return constant(t); }, nb::arg("value"),
       "Embeds host data in the graph being traced (copied now, with a warning): the one explicit way data enters "

@@ -569,3 +569,26 @@ def test_missing_subsystems_are_named_errors():
     assert issubclass(evoxc.NotAvailableError, evoxc.EvoxcError)
     with pytest.raises(AttributeError):
         evoxc.no_such_thing  # noqa: B018
+
+
+def test_transformed_functions_compose_inside_a_trace():
+    def loss(w, x):
+        return evoxc.sum(evoxc.tanh(x * w))
+
+    dloss = evoxc.grad(loss)
+
+    @evoxc.defn
+    def sgd_step(w, x):
+        return w - 0.1 * dloss(w, x)  # grad of a function, called on SymbolicTensors: built and inlined
+
+    s = TensorSpec((3,))
+    g = evoxc.trace(sgd_step, s, s)
+    w = np.array([0.1, -0.2, 0.3], np.float32)
+    x = np.array([1.0, 2.0, -1.0], np.float32)
+    out = evoxc.run(evoxc.build(g), w, x).numpy()
+    expected = w - 0.1 * x * (1 - np.tanh(x * w) ** 2)
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+    inner = evoxc.trace(lambda a: a * 2.0, TensorSpec((3,)))
+    with pytest.raises(evoxc.TraceError, match="takes tensor<3xf32>"):
+        evoxc.trace(lambda a: evoxc.call(inner, a), TensorSpec((4,)))
+    assert evoxc.trace(lambda a: evoxc.call(inner, a) + 1.0, s).num_ops >= 2
