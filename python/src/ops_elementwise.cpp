@@ -145,36 +145,10 @@ void bind_ops_elementwise(nb::module_& m) {
   def_op(                                                                                                           \
       m, #name, [](const Operand& a, const Operand& b) { return ::evoxc::name(a, b); }, nb::arg("a"), nb::arg("b"), \
       doc_of(#name));
-  EVOXC_BINARY(add)
-  EVOXC_BINARY(subtract)
-  EVOXC_BINARY(multiply)
-  EVOXC_BINARY(divide)
-  EVOXC_BINARY(floor_divide)
-  EVOXC_BINARY(remainder)
-  EVOXC_BINARY(fmod)
-  EVOXC_BINARY(power)
-  EVOXC_BINARY(maximum)
-  EVOXC_BINARY(minimum)
-  EVOXC_BINARY(arctan2)
-  EVOXC_BINARY(hypot)
-  EVOXC_BINARY(nextafter)
-  EVOXC_BINARY(copysign)
-  EVOXC_BINARY(logical_and)
-  EVOXC_BINARY(logical_or)
-  EVOXC_BINARY(logical_xor)
-  EVOXC_BINARY(bitwise_and)
-  EVOXC_BINARY(bitwise_or)
-  EVOXC_BINARY(bitwise_xor)
-  EVOXC_BINARY(left_shift)
+#define EVOXC_BINARY_OP(name, op, rule) EVOXC_BINARY(name)
+#include "evoxc/trace/binary_ops.inc"
+#undef EVOXC_BINARY_OP
   EVOXC_BINARY(right_shift)
-  EVOXC_BINARY(shift_right_logical)
-  EVOXC_BINARY(shift_right_arithmetic)
-  EVOXC_BINARY(equal)
-  EVOXC_BINARY(not_equal)
-  EVOXC_BINARY(less)
-  EVOXC_BINARY(less_equal)
-  EVOXC_BINARY(greater)
-  EVOXC_BINARY(greater_equal)
 #undef EVOXC_BINARY
   def_op(
       m, "mod", [](const Operand& a, const Operand& b) { return mod(a, b); }, nb::arg("a"), nb::arg("b"),

@@ -190,40 +190,12 @@ SymbolicTensor nan_to_num(const Operand& x, double nan, std::optional<double> po
                    {{"nan", nan}, {"posinf", posinf.value_or(big)}, {"neginf", neginf.value_or(-big)}}, loc);
 }
 
-#define EVOXC_BINARY_IMPL(name, op, rule)                               \
+#define EVOXC_BINARY_OP(name, op, rule)                                 \
   SymbolicTensor name(const Operand& a, const Operand& b, SrcLoc loc) { \
-    return binary_op(EVOXC_OP(op), a, b, loc, rule);                    \
+    return binary_op(EVOXC_OP(op), a, b, loc, BinaryRule::rule);        \
   }
-EVOXC_BINARY_IMPL(add, "add", BinaryRule::Same)
-EVOXC_BINARY_IMPL(subtract, "subtract", BinaryRule::Same)
-EVOXC_BINARY_IMPL(multiply, "multiply", BinaryRule::Same)
-EVOXC_BINARY_IMPL(divide, "divide", BinaryRule::Float)
-EVOXC_BINARY_IMPL(floor_divide, "floor_divide", BinaryRule::Same)
-EVOXC_BINARY_IMPL(remainder, "remainder", BinaryRule::Same)
-EVOXC_BINARY_IMPL(fmod, "fmod", BinaryRule::Same)
-EVOXC_BINARY_IMPL(power, "power", BinaryRule::Same)
-EVOXC_BINARY_IMPL(maximum, "maximum", BinaryRule::Same)
-EVOXC_BINARY_IMPL(minimum, "minimum", BinaryRule::Same)
-EVOXC_BINARY_IMPL(arctan2, "atan2", BinaryRule::Float)
-EVOXC_BINARY_IMPL(hypot, "hypot", BinaryRule::Float)
-EVOXC_BINARY_IMPL(nextafter, "nextafter", BinaryRule::Float)
-EVOXC_BINARY_IMPL(copysign, "copysign", BinaryRule::Float)
-EVOXC_BINARY_IMPL(logical_and, "logical_and", BinaryRule::Bool)
-EVOXC_BINARY_IMPL(logical_or, "logical_or", BinaryRule::Bool)
-EVOXC_BINARY_IMPL(logical_xor, "logical_xor", BinaryRule::Bool)
-EVOXC_BINARY_IMPL(bitwise_and, "bitwise_and", BinaryRule::Same)
-EVOXC_BINARY_IMPL(bitwise_or, "bitwise_or", BinaryRule::Same)
-EVOXC_BINARY_IMPL(bitwise_xor, "bitwise_xor", BinaryRule::Same)
-EVOXC_BINARY_IMPL(left_shift, "shift_left", BinaryRule::Same)
-EVOXC_BINARY_IMPL(shift_right_logical, "shift_right_logical", BinaryRule::Same)
-EVOXC_BINARY_IMPL(shift_right_arithmetic, "shift_right_arithmetic", BinaryRule::Same)
-EVOXC_BINARY_IMPL(equal, "equal", BinaryRule::Same)
-EVOXC_BINARY_IMPL(not_equal, "not_equal", BinaryRule::Same)
-EVOXC_BINARY_IMPL(less, "less", BinaryRule::Same)
-EVOXC_BINARY_IMPL(less_equal, "less_equal", BinaryRule::Same)
-EVOXC_BINARY_IMPL(greater, "greater", BinaryRule::Same)
-EVOXC_BINARY_IMPL(greater_equal, "greater_equal", BinaryRule::Same)
-#undef EVOXC_BINARY_IMPL
+#include "evoxc/trace/binary_ops.inc"
+#undef EVOXC_BINARY_OP
 
 SymbolicTensor right_shift(const Operand& a, const Operand& b, SrcLoc loc) {
   DType t = result_dtype({&a, &b});

@@ -44,38 +44,12 @@ SymbolicTensor nan_to_num(const Operand& x, double nan = 0.0, std::optional<doub
                           std::optional<double> neginf = std::nullopt, SrcLoc loc = SrcLoc::current());
 
 // ---- elementwise binary (promotion per docs/semantics.md; numpy broadcasting) ----
-#define EVOXC_BINARY(name) SymbolicTensor name(const Operand& a, const Operand& b, SrcLoc loc = SrcLoc::current());
-EVOXC_BINARY(add)
-EVOXC_BINARY(subtract)
-EVOXC_BINARY(multiply)
-EVOXC_BINARY(divide)  // true division: integer operands are converted to float32 first
-EVOXC_BINARY(floor_divide)
-EVOXC_BINARY(remainder)
-EVOXC_BINARY(fmod)
-EVOXC_BINARY(power)
-EVOXC_BINARY(maximum)
-EVOXC_BINARY(minimum)
-EVOXC_BINARY(arctan2)
-EVOXC_BINARY(hypot)
-EVOXC_BINARY(nextafter)
-EVOXC_BINARY(copysign)
-EVOXC_BINARY(logical_and)
-EVOXC_BINARY(logical_or)
-EVOXC_BINARY(logical_xor)
-EVOXC_BINARY(bitwise_and)
-EVOXC_BINARY(bitwise_or)
-EVOXC_BINARY(bitwise_xor)
-EVOXC_BINARY(left_shift)
-EVOXC_BINARY(right_shift)  // numpy: arithmetic for signed, logical for unsigned
-EVOXC_BINARY(shift_right_logical)
-EVOXC_BINARY(shift_right_arithmetic)
-EVOXC_BINARY(equal)
-EVOXC_BINARY(not_equal)
-EVOXC_BINARY(less)
-EVOXC_BINARY(less_equal)
-EVOXC_BINARY(greater)
-EVOXC_BINARY(greater_equal)
-#undef EVOXC_BINARY
+#define EVOXC_BINARY_OP(name, op, rule) \
+  SymbolicTensor name(const Operand& a, const Operand& b, SrcLoc loc = SrcLoc::current());
+#include "evoxc/trace/binary_ops.inc"
+#undef EVOXC_BINARY_OP
+// numpy: arithmetic for signed, logical for unsigned
+SymbolicTensor right_shift(const Operand& a, const Operand& b, SrcLoc loc = SrcLoc::current());
 inline SymbolicTensor mod(const Operand& a, const Operand& b, SrcLoc loc = SrcLoc::current()) {
   return remainder(a, b, loc);
 }
