@@ -342,7 +342,8 @@ def test_cholesky(dtype, batch):
     assert l.dtype == dtype
     np.testing.assert_allclose(l, np.linalg.cholesky(a), rtol=rtol, atol=rtol)
     u = run(lambda x: evoxc.linalg.cholesky(x, upper=True), a)
-    np.testing.assert_allclose(u, np.linalg.cholesky(a, upper=True), rtol=rtol, atol=rtol)
+    # (the upper factor is L^H: numpy 1.26's cholesky has no `upper`)
+    np.testing.assert_allclose(u, np.swapaxes(np.linalg.cholesky(a), -1, -2).conj(), rtol=rtol, atol=rtol)
 
 
 def test_cholesky_not_positive_definite_is_nan():
@@ -365,7 +366,15 @@ def test_solve(bshape):
     a = RNG.standard_normal((3, 4, 4)) + 4 * np.eye(4)
     b = RNG.standard_normal(bshape)
     got = run(lambda x, y: evoxc.linalg.solve(x, y), a, b)
-    np.testing.assert_allclose(got, np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got, np2_solve(a, b), rtol=1e-10, atol=1e-12)
+
+
+def np2_solve(a, b):
+    """numpy 2's solve on numpy 1.26 too: b is a vector only when it is 1-D, else a stack of matrices."""
+    if b.ndim == 1:
+        return np.linalg.solve(a, np.broadcast_to(b[:, None], a.shape[:-2] + (b.shape[0], 1)))[..., 0]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:]))
 
 
 def test_solve_singular_gives_inf_or_nan():
@@ -388,9 +397,9 @@ def test_triangular_solve(left_side, lower, transpose_a, unit_diagonal):
         t[:, np.arange(3), np.arange(3)] = 1.0
     op = np.swapaxes(t, -1, -2) if transpose_a else t
     if left_side:  # op(a) x = b
-        want = np.linalg.solve(op, b)
+        want = np2_solve(op, b)
     else:  # x op(a) = b  <=>  op(a)^T x^T = b^T
-        want = np.swapaxes(np.linalg.solve(np.swapaxes(op, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+        want = np.swapaxes(np2_solve(np.swapaxes(op, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
@@ -475,7 +484,7 @@ def test_matrix_rank():
     a = RNG.standard_normal((4, 2)) @ RNG.standard_normal((2, 5))
     assert_exact(run(lambda x: evoxc.linalg.matrix_rank(x), a), np.array(np.linalg.matrix_rank(a), np.int64))
     assert run(lambda x: evoxc.linalg.matrix_rank(x, tol=1e9), a) == 0
-    assert run(lambda x: evoxc.linalg.matrix_rank(x, rtol=0.0), a) == np.linalg.matrix_rank(a, rtol=0.0)
+    assert run(lambda x: evoxc.linalg.matrix_rank(x, rtol=0.0), a) == np.linalg.matrix_rank(a, tol=0.0)  # rtol 0 is tol 0 (numpy 1.26 has no rtol)
     batch = np.stack([np.eye(3), np.diag([1.0, 1.0, 0.0]), np.zeros((3, 3))])
     assert_exact(run(lambda x: evoxc.linalg.matrix_rank(x), batch), np.linalg.matrix_rank(batch).astype(np.int64))
     assert run(lambda x: evoxc.linalg.matrix_rank(x), np.array([0.0, 1.0, 2.0])) == 1  # 1-D: one row
@@ -522,9 +531,10 @@ def test_norm_flattens_nd_and_matrix_norm_and_errors():
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, np.linalg.norm(x), rtol=1e-6)
     got = run(lambda t: evoxc.linalg.matrix_norm(t, ord="nuc"), x)
-    np.testing.assert_allclose(got, np.linalg.matrix_norm(x, ord="nuc"), rtol=1e-5)
+    # (numpy 2's matrix_norm is norm over the last two axes: numpy 1.26 has no matrix_norm)
+    np.testing.assert_allclose(got, np.linalg.norm(x, ord="nuc", axis=(-2, -1)), rtol=1e-5)
     got = run(lambda t: evoxc.linalg.matrix_norm(t, keepdims=True), x)
-    np.testing.assert_allclose(got, np.linalg.matrix_norm(x, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(got, np.linalg.norm(x, axis=(-2, -1), keepdims=True), rtol=1e-6)
     nanx = np.array([1.0, np.nan])
     assert np.isnan(run(lambda t: evoxc.linalg.norm(t, np.inf), nanx))
     assert run(lambda t: evoxc.linalg.norm(t), np.zeros((0,))) == 0.0
