@@ -19,8 +19,11 @@ from ._api import (CompileCache, Defn, GraphFunction, batch_functions, batch_rep
                    value_and_grad, vectorize, vjp, vmap)
 from ._control import cond, fori_loop, scan, switch, while_loop  # noqa: E402
 from ._pytree import flatten as tree_flatten, tree_map  # noqa: E402,F401
+from ._pytree import register_leaf_type as _pytree_register_leaf  # noqa: E402
 
 _symbolic.install()
+for _t in (TensorSpec, SymbolicTensor, Tensor, DType, Dim, Device):  # noqa: F405
+    _pytree_register_leaf(_t)
 try:
     from . import _indexing  # noqa: E402
 

@@ -100,11 +100,23 @@ def flatten(x, is_leaf: Callable[[Any], bool] | None = None):
     return leaves, _flatten(x, leaves, is_leaf)
 
 
+# Types that are always leaves (checked first: most leaves are specs, tensors and scalars).
+_ATOMS: set = {int, float, bool, str, complex}
+
+
+def register_leaf_type(t):
+    """Marks a type as always a leaf (the package registers TensorSpec, SymbolicTensor, Tensor, DType)."""
+    _ATOMS.add(t)
+
+
 def _flatten(x, leaves, is_leaf):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF_DEF
     t = type(x)
+    if t in _ATOMS:
+        leaves.append(x)
+        return _LEAF_DEF
     if t is tuple:
         return TreeDef(_TUPLE, children=tuple(_flatten(c, leaves, is_leaf) for c in x))
     if t is list:
