@@ -385,8 +385,12 @@ def build_cached(fn, *specs, cache: CompileCache | None = None, backend: str = "
     """build(fn, *specs, ...) memoized in `cache` (a module-wide CompileCache(128) by default). The key (function
     identity, specs, static values, backend, device, options) is computed before tracing."""
     cache = _default_cache if cache is None else cache
-    leaves, treedef = flatten(specs)
-    key = (fn, treedef, tuple(_key_leaf(l) for l in leaves), backend, str(device), opt_level, tuple(flags))
+    if all(type(s) is TensorSpec for s in specs):
+        # The common call, specs only: no pytree to flatten.
+        key = (fn, specs, backend, str(device), opt_level, tuple(flags))
+    else:
+        leaves, treedef = flatten(specs)
+        key = (fn, treedef, tuple(_key_leaf(l) for l in leaves), backend, str(device), opt_level, tuple(flags))
     entries = cache._entries
     with cache._lock:
         exe = entries.get(key)
