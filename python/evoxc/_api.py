@@ -568,21 +568,10 @@ def vectorize(fn, in_axes=0, out_axes=0, axis_size=None):
             raise ValidationError("vmap: no argument is mapped (every in_axes is None)")
         inner = td.unflatten(stripped)
         g = _graph_of(fn, inner)
-        ia = _core_axes(in_axes, len(specs))
-        return _core._vectorize(g, ia, _core_axes_out(out_axes), size if axis_size is None else axis_size)
+        return _core._vectorize(g, _plain_axes(in_axes), _plain_axes(out_axes),
+                                size if axis_size is None else axis_size)
 
     return GraphFunction(build_graph, expansion)
-
-
-def _core_axes(axes, nargs):
-    # the graph's input tree is a tuple with one entry per argument
-    if isinstance(axes, (int, type(None))):
-        return axes
-    return _plain_axes(axes)
-
-
-def _core_axes_out(axes):
-    return _plain_axes(axes)
 
 
 def _plain_axes(axes):

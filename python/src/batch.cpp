@@ -1,21 +1,17 @@
 // Bindings of batch_functions and its BatchReport (plain data in Python).
-#include "bind.h"
 #include "evoxc/transforms/batch.h"
+
+#include "bind.h"
 
 namespace evoxc::py {
 
 namespace {
 
-AxisTree axes_tree(nb::handle h) {
-  return tree_from_python<int64_t>(h, [](nb::handle leaf) -> int64_t {
-    if (PyLong_Check(leaf.ptr()) && !PyBool_Check(leaf.ptr())) return nb::cast<int64_t>(leaf);
-    throw ValidationError("axes/out_axes leaves must be 0 or None, got " + nb::cast<std::string>(nb::repr(leaf)));
-  });
-}
-
 const std::pair<const char*, OpCategory> kCategories[] = {
-    {"elementwise_unary", OpCategory::ElementwiseUnary}, {"elementwise_binary", OpCategory::ElementwiseBinary},
-    {"comparison", OpCategory::Comparison},           {"elementwise_other", OpCategory::ElementwiseOther},
+    {"elementwise_unary", OpCategory::ElementwiseUnary},
+    {"elementwise_binary", OpCategory::ElementwiseBinary},
+    {"comparison", OpCategory::Comparison},
+    {"elementwise_other", OpCategory::ElementwiseOther},
     {"elementwise", OpCategory::ElementwiseUnary},
 };
 
@@ -92,8 +88,8 @@ void bind_batch(nb::module_& m) {
       "_batch_functions",
       [](const std::vector<Graph>& programs, nb::handle axes, nb::handle out_axes, nb::handle sw, nb::handle b) {
         BatchOptions o;
-        o.axes = axes_tree(axes);
-        o.out_axes = axes_tree(out_axes);
+        o.axes = axis_tree_from_python(axes, "batch_functions axes");
+        o.out_axes = axis_tree_from_python(out_axes, "batch_functions out_axes");
         o.switch_ops = switch_ops(sw);
         o.bands = bands(b);
         BatchResult r = batch_functions(programs, o);

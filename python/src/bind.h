@@ -22,6 +22,7 @@
 #include "evoxc/trace/ops.h"
 #include "evoxc/trace/symbolic_tensor.h"
 #include "evoxc/trace/trace.h"
+#include "evoxc/transforms/transforms.h"
 
 namespace evoxc::py {
 
@@ -84,6 +85,12 @@ template <typename F, typename... Extra>
 void def_op(nb::module_& m, const char* name, F&& f, const Extra&... extra) {
   m.def(name, std::forward<F>(f), extra..., nb::call_guard<LocateCall>());
 }
+
+// The Python type name of an object, for messages.
+std::string py_type_name(nb::handle h);
+// An axis prefix tree (vmap in_axes/out_axes, batch_functions axes): ints at the leaves, None
+// where unmapped, tuples/lists/dicts as the trees they prefix. ValidationError naming `what`.
+AxisTree axis_tree_from_python(nb::handle h, const char* what);
 
 // Whether `h` is host data (a Tensor, a numpy array, anything with the buffer protocol or
 // __array__/__dlpack__) rather than a symbolic value or scalar.

@@ -99,6 +99,16 @@ std::optional<DType> dtype_from_python(nb::handle h) {
   return std::nullopt;
 }
 
+std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
+
+AxisTree axis_tree_from_python(nb::handle h, const char* what) {
+  return tree_from_python<int64_t>(h, [what](nb::handle leaf) -> int64_t {
+    if (PyLong_Check(leaf.ptr()) && !PyBool_Check(leaf.ptr())) return nb::cast<int64_t>(leaf);
+    throw ValidationError(std::string(what) + " leaves must be ints or None, got " +
+                          nb::cast<std::string>(nb::repr(leaf)));
+  });
+}
+
 bool is_host_data(nb::handle h) noexcept {
   PyObject* o = h.ptr();
   bool r = nb::isinstance<Tensor>(h) || PyObject_CheckBuffer(o) || PyObject_HasAttrString(o, "__array__") ||
@@ -217,8 +227,7 @@ DimExpr dim_from_python(nb::handle h) {
   if (nb::isinstance<DimExpr>(h)) return nb::cast<DimExpr>(h);
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return DimExpr(nb::cast<int64_t>(h));
   if (PyIndex_Check(h.ptr()) && !PyBool_Check(h.ptr())) return DimExpr(nb::cast<int64_t>(nb::int_(h)));
-  throw ShapeError("a shape extent must be an int or an evoxc.Dim, got " +
-                   nb::cast<std::string>(nb::str(h.type().attr("__name__"))));
+  throw ShapeError("a shape extent must be an int or an evoxc.Dim, got " + py_type_name(h));
 }
 
 nb::object dim_to_python(const DimExpr& d) {

@@ -21,9 +21,7 @@ using ST = SymbolicTensor;
 ST to_symbolic(nb::handle h, const char* what) {
   if (nb::isinstance<ST>(h)) return nb::cast<ST>(h);
   if (is_host_data(h)) host_data_error();
-  throw nb::type_error((std::string(what) + " must be a SymbolicTensor, got a " +
-                        nb::cast<std::string>(nb::str(h.type().attr("__name__"))))
-                           .c_str());
+  throw nb::type_error((std::string(what) + " must be a SymbolicTensor, got a " + py_type_name(h)).c_str());
 }
 
 std::optional<ST> optional_symbolic(nb::handle h, const char* what) {

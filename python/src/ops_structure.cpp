@@ -17,8 +17,6 @@ namespace {
 using Ints = std::vector<int64_t>;
 using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 
-std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }
-
 // A Python int (or anything with __index__, not bool); nullopt otherwise.
 std::optional<int64_t> as_int(nb::handle h) {
   if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) return std::nullopt;

@@ -23,11 +23,9 @@ ArgLeaf arg_leaf_from_python(nb::handle h) {
   if (nb::isinstance<nb::str>(h)) return nb::cast<std::string>(h);
   if (nb::isinstance<DTypeBox>(h)) return nb::cast<DTypeBox&>(h).t;
   if (is_host_data(h))
-    throw TraceError("trace takes TensorSpecs and static values, not data: got a " +
-                     nb::cast<std::string>(nb::str(h.type().attr("__name__"))) +
+    throw TraceError("trace takes TensorSpecs and static values, not data: got a " + py_type_name(h) +
                      " (use evoxc.evaluate to run a function on data, or TensorSpec(x.shape, x.dtype))");
-  throw TraceError("trace: cannot use a " + nb::cast<std::string>(nb::str(h.type().attr("__name__"))) +
-                   " as a trace argument");
+  throw TraceError("trace: cannot use a " + py_type_name(h) + " as a trace argument");
 }
 
 nb::object static_to_python(const Attribute& a) {
@@ -52,8 +50,7 @@ SymbolicTensor output_leaf(nb::handle h) {
   if (nb::isinstance<SymbolicTensor>(h)) return nb::cast<SymbolicTensor>(h);
   if (is_host_data(h)) host_data_error();
   throw TraceError(
-      "a traced function must return SymbolicTensors (in tuples, lists, dicts), got a " +
-      nb::cast<std::string>(nb::str(h.type().attr("__name__"))) +
+      "a traced function must return SymbolicTensors (in tuples, lists, dicts), got a " + py_type_name(h) +
       (PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()) ? " (wrap a constant in evoxc.full((), value))" : ""));
 }
 

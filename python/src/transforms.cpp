@@ -10,13 +10,6 @@ namespace evoxc::py {
 
 namespace {
 
-AxisTree axis_tree(nb::handle h) {
-  return tree_from_python<int64_t>(h, [](nb::handle leaf) -> int64_t {
-    if (PyLong_Check(leaf.ptr()) && !PyBool_Check(leaf.ptr())) return nb::cast<int64_t>(leaf);
-    throw ValidationError("in_axes/out_axes leaves must be ints or None, got " + nb::cast<std::string>(nb::repr(leaf)));
-  });
-}
-
 ArgNums arg_nums(nb::handle h) {
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr())) return ArgNums(nb::cast<int64_t>(h));
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) {
@@ -39,7 +32,8 @@ void bind_transforms(nb::module_& m) {
   m.def(
       "_vectorize",
       [](const Graph& g, nb::handle in_axes, nb::handle out_axes, nb::handle size) {
-        return vectorize(g, axis_tree(in_axes), axis_tree(out_axes), axis_size(size));
+        return vectorize(g, axis_tree_from_python(in_axes, "in_axes"), axis_tree_from_python(out_axes, "out_axes"),
+                         axis_size(size));
       },
       nb::arg("graph"), nb::arg("in_axes").none(), nb::arg("out_axes").none(), nb::arg("axis_size").none());
   m.def(

@@ -223,26 +223,35 @@ class Merger {
 
   // The pieces an operand assembly would need (1: free, a class or a shared value as it is).
   size_t pieces(const std::vector<Ref>& refs) const {
+    if (classify(refs) != Assembly::Pieces) return 1;
+    size_t n = 0;
+    for (size_t k = 0; k < refs.size(); k = run_end(refs, k)) ++n;
+    return n;
+  }
+
+  // How a value whose row k is refs[k]'s value is had: one shared value as it is, one class as
+  // it is (the refs are exactly its rows in order), or pieces (slices and a concatenate).
+  enum class Assembly : uint8_t { Shared, WholeClass, Pieces };
+  Assembly classify(const std::vector<Ref>& refs) const {
     const Ref& f = refs.front();
-    bool same = true;
+    bool shared = f.kind == Ref::Kind::Shared;
+    bool whole = f.kind == Ref::Kind::Row && classes_[static_cast<size_t>(f.cls)].programs.size() == refs.size();
     for (size_t k = 0; k < refs.size(); ++k) {
       const Ref& r = refs[k];
-      same = same && ((f.kind == Ref::Kind::Shared && r.kind == Ref::Kind::Shared && r.v.value() == f.v.value()) ||
-                      (f.kind == Ref::Kind::Row && r.kind == Ref::Kind::Row && r.cls == f.cls &&
-                       r.row == static_cast<int64_t>(k) &&
-                       classes_[static_cast<size_t>(f.cls)].programs.size() == refs.size()));
+      shared = shared && r.kind == Ref::Kind::Shared && r.v.value() == f.v.value();
+      whole = whole && r.kind == Ref::Kind::Row && r.cls == f.cls && r.row == static_cast<int64_t>(k);
     }
-    if (same) return 1;
-    size_t n = 0;
-    for (size_t k = 0; k < refs.size(); ++n) {
-      size_t e = k + 1;
-      if (refs[k].kind == Ref::Kind::Row)
-        while (e < refs.size() && refs[e].kind == Ref::Kind::Row && refs[e].cls == refs[k].cls &&
-               refs[e].row == refs[k].row + static_cast<int64_t>(e - k))
-          ++e;
-      k = e;
-    }
-    return n;
+    return shared ? Assembly::Shared : whole ? Assembly::WholeClass : Assembly::Pieces;
+  }
+
+  // The end of the piece starting at refs[k]: a run of consecutive rows of one class, or one ref.
+  static size_t run_end(const std::vector<Ref>& refs, size_t k) {
+    size_t e = k + 1;
+    if (refs[k].kind == Ref::Kind::Row)
+      while (e < refs.size() && refs[e].kind == Ref::Kind::Row && refs[e].cls == refs[k].cls &&
+             refs[e].row == refs[k].row + static_cast<int64_t>(e - k))
+        ++e;
+    return e;
   }
 
   // The static cost model's decision: merging a group saves |G| - 1 dispatches; assembling an
@@ -320,30 +329,20 @@ class Merger {
   // a class's value when the refs are exactly its rows in order, else slices and a concatenate.
   BatchArg assemble(const std::vector<Ref>& refs, const Shape& shape) {
     const Ref& f = refs.front();
-    bool all_same_shared = f.kind == Ref::Kind::Shared;
-    bool whole_class = f.kind == Ref::Kind::Row && classes_[static_cast<size_t>(f.cls)].programs.size() == refs.size();
-    for (size_t k = 0; k < refs.size(); ++k) {
-      const Ref& r = refs[k];
-      all_same_shared = all_same_shared && r.kind == Ref::Kind::Shared && r.v.value() == f.v.value();
-      whole_class = whole_class && r.kind == Ref::Kind::Row && r.cls == f.cls && r.row == static_cast<int64_t>(k);
+    switch (classify(refs)) {
+      case Assembly::Shared: return {f.v, false};
+      case Assembly::WholeClass: return {classes_[static_cast<size_t>(f.cls)].v, true};
+      case Assembly::Pieces: break;
     }
-    if (all_same_shared) return {f.v, false};
-    if (whole_class) return {classes_[static_cast<size_t>(f.cls)].v, true};
     ++rep_.muxes;
     std::vector<SymbolicTensor> pieces;
-    for (size_t k = 0; k < refs.size();) {
+    for (size_t k = 0, e = 0; k < refs.size(); k = e) {
+      e = run_end(refs, k);
       const Ref& r = refs[k];
-      if (r.kind == Ref::Kind::Row) {
-        size_t e = k + 1;
-        while (e < refs.size() && refs[e].kind == Ref::Kind::Row && refs[e].cls == r.cls &&
-               refs[e].row == r.row + static_cast<int64_t>(e - k))
-          ++e;
+      if (r.kind == Ref::Kind::Row)
         pieces.push_back(slice(classes_[static_cast<size_t>(r.cls)].v, {r.row}, {r.row + static_cast<int64_t>(e - k)}));
-        k = e;
-      } else {
+      else
         pieces.push_back(expand_dims(own_value(r, shape), 0));
-        ++k;
-      }
     }
     return {pieces.size() == 1 ? pieces.front() : concatenate(pieces, 0), true};
   }
@@ -582,6 +581,9 @@ class Merger {
 void check_signatures(const std::vector<Graph>& programs) {
   const Graph& g0 = programs.front();
   auto in0 = g0.input_specs(), out0 = g0.output_specs();
+  // Paths are built only for a message.
+  auto paths_in = [&] { return g0.input_paths(); };
+  auto paths_out = [&] { return g0.output_paths(); };
   for (size_t i = 1; i < programs.size(); ++i) {
     const Graph& g = programs[i];
     std::string why;
@@ -592,14 +594,13 @@ void check_signatures(const std::vector<Graph>& programs) {
     if (auto m = g0.input_tree().first_mismatch(g.input_tree(), &why)) fail("has inputs " + why + " at " + *m);
     if (auto m = g0.output_tree().first_mismatch(g.output_tree(), &why)) fail("has outputs " + why + " at " + *m);
     auto in = g.input_specs(), out = g.output_specs();
-    auto paths_in = g0.input_paths(), paths_out = g0.output_paths();
     for (size_t k = 0; k < in.size(); ++k)
       if (!(in[k] == in0[k]))
-        fail("has input " + paths_in[k] + " of type " + in[k].to_string() + " where program 0 has " +
+        fail("has input " + paths_in()[k] + " of type " + in[k].to_string() + " where program 0 has " +
              in0[k].to_string());
     for (size_t k = 0; k < out.size(); ++k)
       if (!(out[k] == out0[k]))
-        fail("has output " + paths_out[k] + " of type " + out[k].to_string() + " where program 0 has " +
+        fail("has output " + paths_out()[k] + " of type " + out[k].to_string() + " where program 0 has " +
              out0[k].to_string());
   }
 }
@@ -687,13 +688,18 @@ SymbolicTensor take_rows(const SymbolicTensor& v, const std::vector<int>& rows, 
 }
 
 // Merges `programs` band by band into the trace being built; returns the graph and fills `rep`.
-Graph merge_partition(const std::vector<Graph>& programs, const BatchOptions& options, const Partition& bands,
-                      BatchReport& rep) {
+// The axis (0) or none of every input and output leaf, from BatchOptions::axes/out_axes.
+struct LeafAxes {
+  std::vector<std::optional<int64_t>> in, out;
+};
+
+Graph merge_partition(const std::vector<Graph>& programs, const BatchOptions& options, const LeafAxes& axes,
+                      const Partition& bands, BatchReport& rep) {
   const Graph& g0 = programs.front();
   auto n = static_cast<int64_t>(programs.size());
   std::vector<TensorSpec> in_specs = g0.input_specs(), out_specs = g0.output_specs();
-  auto in_ax = broadcast_axes(options.axes, g0.input_tree(), "batch_functions axes");
-  auto out_ax = broadcast_axes(options.out_axes, g0.output_tree(), "batch_functions out_axes");
+  const auto& in_ax = axes.in;
+  const auto& out_ax = axes.out;
   std::vector<std::string> out_paths = g0.output_paths();
   rep = BatchReport();
   rep.programs = n;
@@ -768,8 +774,10 @@ BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptio
   check_signatures(programs);
   const Graph& g0 = programs.front();
   auto n = static_cast<int64_t>(programs.size());
-  auto in_ax = broadcast_axes(options.axes, g0.input_tree(), "batch_functions axes");
-  auto out_ax = broadcast_axes(options.out_axes, g0.output_tree(), "batch_functions out_axes");
+  LeafAxes axes{broadcast_axes(options.axes, g0.input_tree(), "batch_functions axes"),
+                broadcast_axes(options.out_axes, g0.output_tree(), "batch_functions out_axes")};
+  const auto& in_ax = axes.in;
+  const auto& out_ax = axes.out;
   std::vector<std::string> in_paths = g0.input_paths(), out_paths = g0.output_paths();
   for (size_t j = 0; j < in_ax.size(); ++j)
     if (in_ax[j] && *in_ax[j] != 0)
@@ -792,16 +800,16 @@ BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptio
   if (!options.bands.automatic) {
     int64_t k = options.bands.count <= 0 ? 1 : std::min(options.bands.count, n);
     BatchReport rep;
-    Graph g = merge_partition(programs, options, contiguous_bands(n, k), rep);
+    Graph g = merge_partition(programs, options, axes, contiguous_bands(n, k), rep);
     return finish(std::move(g), std::move(rep));
   }
   // "auto": the flat merge and the merge by structural fingerprint, whichever the cost model
   // estimates faster (so never worse than flat by its own estimate).
   BatchReport flat_rep, fp_rep;
-  Graph flat = merge_partition(programs, options, contiguous_bands(n, 1), flat_rep);
+  Graph flat = merge_partition(programs, options, axes, contiguous_bands(n, 1), flat_rep);
   Partition fp = fingerprint_bands(programs);
   if (fp.size() == 1) return finish(std::move(flat), std::move(flat_rep));
-  Graph grouped = merge_partition(programs, options, fp, fp_rep);
+  Graph grouped = merge_partition(programs, options, axes, fp, fp_rep);
   if (estimated_seconds(fp_rep.cost_estimate, options.cost_model) <
       estimated_seconds(flat_rep.cost_estimate, options.cost_model))
     return finish(std::move(grouped), std::move(fp_rep));
