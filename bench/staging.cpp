@@ -61,6 +61,11 @@ Stages generation(const std::vector<evoxc::bench::GpTree>& pop, int vars, int64_
   return s;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,6 +73,7 @@ int main(int argc, char** argv) {
   int programs = 500, size = 17, vars = 2, reps = 5;
   int64_t cases = 1024;
   bool json = false;
+  int merge_only = 0;  // repeat only trace + merge this many times (for a profiler)
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -77,10 +83,12 @@ int main(int argc, char** argv) {
       json = true;
     } else if (a == "--dump" && i + 1 < argc) {
       dump = argv[++i];
+    } else if (a == "--merge-only" && i + 1 < argc) {
+      merge_only = std::atoi(argv[++i]);
     } else if (a == "--programs" && i + 1 < argc) {
       programs = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE]\n");
+      std::fprintf(stderr, "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE] [--merge-only N]\n");
       return 2;
     }
   }
@@ -107,6 +115,22 @@ int main(int argc, char** argv) {
       }
       write_file_atomic(dump, text);
     }
+    if (merge_only > 0) {
+      BatchOptions bo;
+      bo.axes = AxisTree();
+      std::vector<double> tr, me;
+      for (int r = 0; r < merge_only; ++r) {
+        std::vector<Graph> graphs(pop.size());
+        auto t0 = Clock::now();
+        for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
+        tr.push_back(since(t0));
+        t0 = Clock::now();
+        (void)batch_functions(graphs, bo);
+        me.push_back(since(t0));
+      }
+      std::printf("trace %.2f ms, merge %.2f ms (median of %d)\n", median(tr) * 1e3, median(me) * 1e3, merge_only);
+      return 0;
+    }
     std::vector<Tensor> inputs;
     for (int v = 0; v < vars; ++v) {
       std::vector<float> x(static_cast<size_t>(cases));
@@ -127,10 +151,6 @@ int main(int argc, char** argv) {
       mb.push_back(s.merged_build);
       mr.push_back(s.merged_run);
     }
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
     double n = programs;
     double t = median(tr) / n * 1e6, b = median(bu) / n * 1e6, x = median(ru) / n * 1e6;
     double v = median(vm) / n * 1e6, g = median(vj) / n * 1e6;

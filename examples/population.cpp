@@ -1,7 +1,8 @@
 // Symbolic regression with evoxc: each generation's trees are traced, merged by batch_functions, built and run once.
-// Usage: population [--separate] [--switch-ops] [--bands K] [--generations N] [--population N] [--cases N] [--seed S]
-// Tournament selection, subtree and point mutation towards y = x0^2 + sin(x1). --separate builds and runs the programs
-// one by one instead; merged rows are bit for bit the separate results, so both modes evolve the same population.
+// Usage: population [--separate] [--switch-ops] [--bands K] [--alignment variant|occurrence|auto] [--generations N]
+// [--population N] [--cases N] [--seed S] Tournament selection, subtree and point mutation towards y = x0^2 + sin(x1).
+// --separate builds and runs the programs one by one instead; merged rows are bit for bit the separate results, so both
+// modes evolve the same population.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -128,6 +129,7 @@ SymbolicTensor build(const Expr& e, size_t& pos, const SymbolicTensor& x0, const
 struct Options {
   bool separate = false, switch_ops = false;
   uint64_t generations = 5, population = 200, cases = 256, bands = 0, seed = 6;
+  evoxc::Alignment alignment = evoxc::Alignment::Variant;
 };
 
 struct Timing {
@@ -178,6 +180,7 @@ std::vector<double> fitness_of(const std::vector<Expr>& pop, const evoxc::Tensor
   options.axes = evoxc::AxisTree::tuple({evoxc::AxisTree(), evoxc::AxisTree()});  // x0, x1: shared (None)
   if (o.switch_ops) options.switch_ops = evoxc::SwitchOps::elementwise();         // same-position op variants: one op
   if (o.bands > 0) options.bands = evoxc::Bands::of(static_cast<int64_t>(o.bands));  // K bands merged apart
+  options.alignment = o.alignment;
   evoxc::BatchResult merged = evoxc::batch_functions(graphs, options);
   t.merge = ms_since(t0);
   evoxc::Executable exe = evoxc::build_graph(merged.graph);
@@ -185,8 +188,8 @@ std::vector<double> fitness_of(const std::vector<Expr>& pop, const evoxc::Tensor
   evoxc::Tensor pred = evoxc::run(exe, x0, x1).leaf();  // (population, cases): row i is individual i
   for (size_t i = 0; i < pop.size(); ++i) fitness.push_back(mse(pred.data<float>() + i * y.size(), y));
   t.run = ms_since(t0);
-  t.note =
-      "  merged ops " + std::to_string(merged.report.emitted_ops) + "/" + std::to_string(merged.report.program_ops);
+  t.note = "  merged ops " + std::to_string(merged.report.emitted_ops) + "/" +
+           std::to_string(merged.report.program_ops) + " (" + merged.report.alignment + ")";
   return fitness;
 }
 
@@ -204,6 +207,13 @@ int main(int argc, char** argv) {
       std::string a = argv[i];
       if (a == "--separate" || a == "--switch-ops") {
         (a == "--separate" ? o.separate : o.switch_ops) = true;
+      } else if (a == "--alignment" && i + 1 < argc) {
+        std::string v = argv[++i];
+        if (v != "variant" && v != "occurrence" && v != "auto")
+          throw std::invalid_argument("--alignment takes variant, occurrence or auto");
+        o.alignment = v == "variant"      ? evoxc::Alignment::Variant
+                      : v == "occurrence" ? evoxc::Alignment::Occurrence
+                                          : evoxc::Alignment::Auto;
       } else if (numbers.count(a) && i + 1 < argc) {
         *numbers[a] = std::stoull(argv[++i]);
       } else {
@@ -255,7 +265,8 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {  // a bad argument
     std::fprintf(stderr,
-                 "%s\nusage: %s [--separate] [--switch-ops] [--bands K] [--generations N] [--population N] "
+                 "%s\nusage: %s [--separate] [--switch-ops] [--bands K] [--alignment variant|occurrence|auto] "
+                 "[--generations N] [--population N] "
                  "[--cases N] [--seed S]\n",
                  e.what(), argv[0]);
     return 2;

@@ -598,20 +598,24 @@ def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, ali
     row with its own variant), or a list of categories ("elementwise_unary", "elementwise_binary", "comparison")
     and op names. bands: None, an int K (K contiguous bands merged independently), or "auto" (programs grouped by
     structure, each group merged alone, when the interpreter's calibrated cost model estimates it faster than
-    the flat merge; never worse than flat by that estimate). The merge's report is
+    the flat merge; never worse than flat by that estimate). alignment: "variant" (the default: in a switch class,
+    a program gives the later ready op of the variant most programs have there, so sibling branches written in
+    another order collapse), "occurrence" (lock step in program order; byte-stable), or "auto" (both, keeping the
+    cheaper estimate). The merge's report is
     graph.batch_report (also evoxc.batch_report(graph)): transform metadata, not saved with the graph."""
     fns = list(fns)
     if not fns:
         raise TransformError("batch_functions: needs at least one program")
-    if alignment not in ("variant",):
-        raise TransformError(f"batch_functions: alignment={alignment!r} is not implemented yet (only the lock-step "
-                             "'variant' alignment is)")
+    if alignment not in ("variant", "occurrence", "auto"):
+        raise ValidationError(f"batch_functions: alignment must be 'variant', 'occurrence' or 'auto', got "
+                              f"{alignment!r}")
     graphs = [f for f in fns if isinstance(f, Graph)]
     if graphs and len(graphs) != len(fns):
         raise TransformError("batch_functions: pass a list of Graphs or a list of functions, not a mix")
 
     def merge(gs):
-        g, report = _core._batch_functions(gs, _plain_axes(axes), _plain_axes(out_axes), switch_ops, bands)
+        g, report = _core._batch_functions(gs, _plain_axes(axes), _plain_axes(out_axes), switch_ops, bands,
+                                           alignment)
         g.batch_report = report
         return g
 

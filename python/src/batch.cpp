@@ -50,6 +50,13 @@ Bands bands(nb::handle h) {
   return Bands::of(k);
 }
 
+Alignment alignment(const std::string& a) {
+  if (a == "variant") return Alignment::Variant;
+  if (a == "occurrence") return Alignment::Occurrence;
+  if (a == "auto") return Alignment::Auto;
+  throw ValidationError("batch_functions: alignment must be 'variant', 'occurrence' or 'auto', got '" + a + "'");
+}
+
 nb::dict report_dict(const BatchReport& r) {
   nb::dict d;
   d["programs"] = r.programs;
@@ -70,6 +77,7 @@ nb::dict report_dict(const BatchReport& r) {
   d["output_muxes"] = r.output_muxes;
   d["bands"] = r.bands;
   d["band_sizes"] = r.band_sizes;
+  d["alignment"] = r.alignment;
   nb::dict c, sc;
   c["work"] = r.cost_estimate.work;
   c["dispatches"] = r.cost_estimate.dispatches;
@@ -86,17 +94,19 @@ nb::dict report_dict(const BatchReport& r) {
 void bind_batch(nb::module_& m) {
   m.def(
       "_batch_functions",
-      [](const std::vector<Graph>& programs, nb::handle axes, nb::handle out_axes, nb::handle sw, nb::handle b) {
+      [](const std::vector<Graph>& programs, nb::handle axes, nb::handle out_axes, nb::handle sw, nb::handle b,
+         const std::string& align) {
         BatchOptions o;
         o.axes = axis_tree_from_python(axes, "batch_functions axes");
         o.out_axes = axis_tree_from_python(out_axes, "batch_functions out_axes");
         o.switch_ops = switch_ops(sw);
         o.bands = bands(b);
+        o.alignment = alignment(align);
         BatchResult r = batch_functions(programs, o);
         return nb::make_tuple(r.graph, report_dict(r.report));
       },
       nb::arg("programs"), nb::arg("axes").none(), nb::arg("out_axes").none(), nb::arg("switch_ops").none(),
-      nb::arg("bands").none());
+      nb::arg("bands").none(), nb::arg("alignment"));
 }
 
 }  // namespace evoxc::py

@@ -107,6 +107,8 @@ bool same_structure(const Operation& a, const Operation& b) {
 }
 
 bool Key::operator==(const Key& o) const {
+  // Ops with regions never group (their regions would have to be compared).
+  if (!op->regions().empty() || !o.op->regions().empty()) return op == o.op;
   if (id != o.id || !same_types(*op, *o.op)) return false;
   return id >= kSwitchKey || same_structure(*op, *o.op);
 }
@@ -116,6 +118,25 @@ size_t key_hash(const Key& k) {
   for (const Value* v : k.op->operands())
     h = h * 31 + v->type().shape.rank() * 7 + static_cast<size_t>(v->type().dtype);
   return h;
+}
+
+SymbolicTensor index_constant(const std::vector<int64_t>& idx) {
+  static const OpDef& constant_op = get_op("constant");
+  Tensor t = Tensor::from_vector(idx, {static_cast<int64_t>(idx.size())});
+  return TraceContext::current().emit1(constant_op, std::span<const SymbolicTensor>(), {{"value", t}},
+                                       SrcLoc::current());
+}
+
+// Rows `rows` of a (N, ...) value: a slice when they are consecutive, else a take.
+SymbolicTensor take_rows(const SymbolicTensor& v, const std::vector<int>& rows, int64_t n) {
+  bool consecutive = true;
+  for (size_t k = 1; k < rows.size(); ++k) consecutive = consecutive && rows[k] == rows[k - 1] + 1;
+  if (consecutive) {
+    if (rows.front() == 0 && static_cast<int64_t>(rows.size()) == n) return v;
+    return slice(v, {rows.front()}, {rows.back() + 1});
+  }
+  std::vector<int64_t> idx(rows.begin(), rows.end());
+  return take(v, index_constant(idx), 0);
 }
 
 class Merger {
@@ -148,53 +169,7 @@ class Merger {
              [programs_[static_cast<size_t>(band[static_cast<size_t>(k)])].main().entry().argument(j)] =
                  Ref{Ref::Kind::Row, {}, c, k};
     }
-    std::vector<size_t> cursor(static_cast<size_t>(n), 0);
-    auto body = [&](int p) -> const std::vector<std::unique_ptr<Operation>>& { return entry(p).operations(); };
-    auto next = [&](int k) -> const Operation* {
-      const auto& ops = body(band[static_cast<size_t>(k)]);
-      size_t c = cursor[static_cast<size_t>(k)];
-      return c < ops.size() && !ops[c]->is_terminator() ? ops[c].get() : nullptr;
-    };
-    while (true) {
-      // Group the programs by the key of their next op.
-      std::unordered_map<size_t, std::vector<std::vector<int>>> buckets;
-      std::vector<std::vector<int>*> groups;
-      for (int k = 0; k < n; ++k) {
-        const Operation* op = next(k);
-        if (!op) continue;
-        Key key = key_of(*op);
-        auto& bucket = buckets[key_hash(key)];
-        std::vector<int>* found = nullptr;
-        for (auto& g : bucket)
-          if (key_of(*next(g.front())) == key) found = &g;
-        if (!found) {
-          bucket.push_back({});
-          found = &bucket.back();
-        }
-        found->push_back(k);
-      }
-      for (auto& [h, bucket] : buckets)
-        for (auto& g : bucket) groups.push_back(&g);
-      if (groups.empty()) break;
-      std::sort(groups.begin(), groups.end(),
-                [](const std::vector<int>* a, const std::vector<int>* b) { return a->front() < b->front(); });
-      // Every group takes its programs' next ops this round (groups are disjoint): a group of
-      // one, or one whose operands would cost more to assemble than merging saves, runs alone.
-      for (const std::vector<int>* g : groups) {
-        std::vector<int> progs;
-        std::vector<const Operation*> ops;
-        for (int k : *g) {
-          progs.push_back(band[static_cast<size_t>(k)]);
-          ops.push_back(next(k));
-        }
-        if (progs.size() == 1 || !worth_merging(progs, ops)) {
-          for (size_t i = 0; i < progs.size(); ++i) emit_own(progs[i], *ops[i]);
-        } else {
-          emit_group(progs, ops);
-        }
-        for (int k : *g) ++cursor[static_cast<size_t>(k)];
-      }
-    }
+    align(band, opts_.alignment != Alignment::Occurrence);
     std::vector<BatchArg> outs;
     size_t nout = programs_.front().num_outputs();
     for (size_t j = 0; j < nout; ++j) {
@@ -211,9 +186,176 @@ class Merger {
   const Block& entry(int p) const { return *entries_[static_cast<size_t>(p)]; }
   const Block& entry(size_t p) const { return *entries_[p]; }
 
-  Key key_of(const Operation& op) const {
+  // Emits the group of band-local ops `entries` (one per program): one op over their rows when
+  // there are two or more and the cost model says merging pays, else each program's own op.
+  void emit_entries(const std::vector<int>& progs, const std::vector<const Operation*>& ops) {
+    if (progs.size() >= 2 && worth_merging(progs, ops)) return emit_group(progs, ops);
+    if (progs.size() <= 2) {
+      for (size_t i = 0; i < progs.size(); ++i) emit_own(progs[i], *ops[i]);
+      return;
+    }
+    // Not as a whole: the subgroups whose operands each come from one place (one shared value or
+    // rows of one class) may still pay.
+    std::vector<std::pair<size_t, std::vector<size_t>>> subs;  // source hash -> members
+    std::vector<std::vector<Ref>> sources(progs.size());
+    for (size_t k = 0; k < progs.size(); ++k) {
+      size_t h = 0;
+      for (const Value* v : ops[k]->operands()) {
+        Ref r = lookup(progs[k], v);
+        h = h * 0x100000001B3ull ^
+            (r.kind == Ref::Kind::Row ? static_cast<size_t>(r.cls) * 2 + 1 : reinterpret_cast<uintptr_t>(r.v.value()));
+        sources[k].push_back(r);
+      }
+      auto same_sources = [&](size_t a) {
+        for (size_t j = 0; j < sources[k].size(); ++j) {
+          const Ref &x = sources[a][j], &y = sources[k][j];
+          if (x.kind != y.kind || (x.kind == Ref::Kind::Row ? x.cls != y.cls : x.v.value() != y.v.value()))
+            return false;
+        }
+        return true;
+      };
+      auto it = std::find_if(subs.begin(), subs.end(),
+                             [&](const auto& s) { return s.first == h && same_sources(s.second.front()); });
+      if (it == subs.end()) {
+        subs.push_back({h, {}});
+        it = subs.end() - 1;
+      }
+      it->second.push_back(k);
+    }
+    if (subs.size() == progs.size()) {
+      for (size_t i = 0; i < progs.size(); ++i) emit_own(progs[i], *ops[i]);
+      return;
+    }
+    std::vector<int> sp;
+    std::vector<const Operation*> so;
+    for (const auto& [h, members] : subs) {
+      sp.clear();
+      so.clear();
+      for (size_t k : members) {
+        sp.push_back(progs[k]);
+        so.push_back(ops[k]);
+      }
+      if (sp.size() >= 2 && worth_merging(sp, so)) {
+        emit_group(sp, so);
+      } else {
+        for (size_t i = 0; i < sp.size(); ++i) emit_own(sp[i], *so[i]);
+      }
+    }
+  }
+
+  // Lock step: each step groups the programs by the key of their next op (the earliest one not
+  // emitted yet) and every group takes one op per program that step (groups are disjoint).
+  // Occurrence alignment stops there: the merged graph depends only on the op sequences.
+  // Variant alignment lets a program in a switch group give, instead of its next op, a later
+  // ready op (operands computed) of the same switch key whose variant most of the group's next
+  // ops have — it joins the class holding that variant — so sibling branches written in another
+  // order per program, such as (x+c)*(x-c) and (x-c)*(x+c), collapse into plain batched ops
+  // instead of switch classes. Without switch_ops the two alignments are the same.
+  void align(const std::vector<int>& band, bool variant) {
+    size_t n = band.size();
+    struct Prog {
+      std::vector<const Operation*> ops;
+      std::vector<char> done;
+      size_t next = 0;  // the earliest op not emitted
+    };
+    std::vector<Prog> progs(n);
+    for (size_t k = 0; k < n; ++k)
+      for (const auto& op : entry(band[k]).operations())
+        if (!op->is_terminator()) progs[k].ops.push_back(op.get());
+    variant = variant && opts_.switch_ops.enabled();
+    // Program-local op positions, for the readiness of a substitute (variant only).
+    std::unordered_map<const Operation*, uint32_t> pos;
+    if (variant)
+      for (auto& pg : progs)
+        for (size_t i = 0; i < pg.ops.size(); ++i) pos.emplace(pg.ops[i], static_cast<uint32_t>(i));
+    auto ready = [&](const Prog& pg, const Operation& op) {
+      for (const Value* v : op.operands()) {
+        auto it = v->defining_op() ? pos.find(v->defining_op()) : pos.end();
+        if (it != pos.end() && !pg.done[it->second]) return false;
+      }
+      return true;
+    };
+    for (auto& pg : progs) pg.done.assign(pg.ops.size(), 0);
+    auto next = [&](size_t k) -> const Operation* {
+      const Prog& pg = progs[k];
+      return pg.next < pg.ops.size() ? pg.ops[pg.next] : nullptr;
+    };
+    std::unordered_multimap<size_t, size_t> by_hash;  // key hash -> group
+    std::vector<std::vector<size_t>> groups;
+    std::vector<int> gprogs;
+    std::vector<const Operation*> gops;
+    std::vector<size_t> gpos;
+    std::vector<std::pair<uint32_t, size_t>> variants;  // op id -> programs whose next op it is
+    while (true) {
+      by_hash.clear();
+      groups.clear();
+      for (size_t k = 0; k < n; ++k) {
+        const Operation* op = next(k);
+        if (!op) continue;
+        Key key = key_of(*op, true);
+        size_t h = key_hash(key);
+        size_t found = groups.size();
+        for (auto [lo, hi] = by_hash.equal_range(h); lo != hi; ++lo)
+          if (key_of(*next(groups[lo->second].front()), true) == key) found = lo->second;
+        if (found == groups.size()) {
+          by_hash.emplace(h, found);
+          groups.emplace_back();
+        }
+        groups[found].push_back(k);
+      }
+      if (groups.empty()) break;
+      // Groups in order of their first program (they were created in that order).
+      for (const auto& g : groups) {
+        gprogs.clear();
+        gops.clear();
+        gpos.clear();
+        for (size_t k : g) {
+          gprogs.push_back(band[k]);
+          gops.push_back(next(k));
+          gpos.push_back(progs[k].next);
+        }
+        Key key = key_of(*gops.front(), true);
+        if (variant && g.size() >= 2 && key.id >= kSwitchKey) {
+          variants.clear();
+          for (const Operation* op : gops) {
+            auto it =
+                std::find_if(variants.begin(), variants.end(), [&](const auto& v) { return v.first == op->info().id; });
+            if (it == variants.end()) {
+              variants.push_back({op->info().id, 1});
+            } else {
+              ++it->second;
+            }
+          }
+          uint32_t want = std::max_element(variants.begin(), variants.end(), [](const auto& x, const auto& y) {
+                            return x.second < y.second;
+                          })->first;
+          for (size_t j = 0; j < g.size(); ++j) {
+            if (gops[j]->info().id == want) continue;
+            Prog& pg = progs[g[j]];
+            for (size_t q = pg.next + 1; q < pg.ops.size(); ++q) {
+              const Operation& cand = *pg.ops[q];
+              if (pg.done[q] || cand.info().id != want || !(key_of(cand, true) == key) || !ready(pg, cand)) continue;
+              gops[j] = &cand;
+              gpos[j] = q;
+              break;
+            }
+          }
+        }
+        emit_entries(gprogs, gops);
+        for (size_t j = 0; j < g.size(); ++j) {
+          Prog& pg = progs[g[j]];
+          pg.done[gpos[j]] = 1;
+          while (pg.next < pg.ops.size() && pg.done[pg.next]) ++pg.next;
+        }
+      }
+    }
+  }
+
+  // The group key of an op; with `allow_switch`, a switchable op keys on its arity class.
+  Key key_of(const Operation& op, bool allow_switch) const {
     const OpDef& d = op_def(op);
-    if (opts_.switch_ops.enabled() && op.attributes().empty() && op.regions().empty() && opts_.switch_ops.allows(d))
+    if (allow_switch && opts_.switch_ops.enabled() && op.attributes().empty() && op.regions().empty() &&
+        opts_.switch_ops.allows(d))
       return {kSwitchKey + static_cast<uint32_t>(op.num_operands()), &op};
     // Ops with regions never group (their regions would have to be compared): a unique key.
     if (!op.regions().empty())
@@ -221,27 +363,40 @@ class Merger {
     return {d.id, &op};
   }
 
-  // The pieces an operand assembly would need (1: free, a class or a shared value as it is).
-  size_t pieces(const std::vector<Ref>& refs) const {
-    if (classify(refs) != Assembly::Pieces) return 1;
-    size_t n = 0;
+  // What assembling an operand costs: ops dispatched and elements copied (`row` elements per
+  // row). Nothing for a shared value or a whole class; a slice or a take (one copy) for rows of
+  // one class; p slices and a concatenate (two copies) for p > 1 pieces.
+  BatchReport::Cost assembly_cost(const std::vector<Ref>& refs, double row) const {
+    auto rows = static_cast<double>(refs.size());
+    switch (classify(refs)) {
+      case Assembly::Shared:
+      case Assembly::WholeClass: return {0, 0};
+      case Assembly::ClassRows: return {rows * row, 1};
+      case Assembly::Pieces: break;
+    }
+    int64_t n = 0;
     for (size_t k = 0; k < refs.size(); k = run_end(refs, k)) ++n;
-    return n;
+    return {2 * rows * row, n + 1};
   }
 
   // How a value whose row k is refs[k]'s value is had: one shared value as it is, one class as
   // it is (the refs are exactly its rows in order), or pieces (slices and a concatenate).
-  enum class Assembly : uint8_t { Shared, WholeClass, Pieces };
+  enum class Assembly : uint8_t { Shared, WholeClass, ClassRows, Pieces };
   Assembly classify(const std::vector<Ref>& refs) const {
     const Ref& f = refs.front();
     bool shared = f.kind == Ref::Kind::Shared;
-    bool whole = f.kind == Ref::Kind::Row && classes_[static_cast<size_t>(f.cls)].programs.size() == refs.size();
+    bool one_class = f.kind == Ref::Kind::Row;
+    bool whole = one_class && classes_[static_cast<size_t>(f.cls)].programs.size() == refs.size();
     for (size_t k = 0; k < refs.size(); ++k) {
       const Ref& r = refs[k];
       shared = shared && r.kind == Ref::Kind::Shared && r.v.value() == f.v.value();
-      whole = whole && r.kind == Ref::Kind::Row && r.cls == f.cls && r.row == static_cast<int64_t>(k);
+      one_class = one_class && r.kind == Ref::Kind::Row && r.cls == f.cls;
+      whole = whole && one_class && r.row == static_cast<int64_t>(k);
     }
-    return shared ? Assembly::Shared : whole ? Assembly::WholeClass : Assembly::Pieces;
+    return shared      ? Assembly::Shared
+           : whole     ? Assembly::WholeClass
+           : one_class ? Assembly::ClassRows
+                       : Assembly::Pieces;
   }
 
   // The end of the piece starting at refs[k]: a run of consecutive rows of one class, or one ref.
@@ -254,17 +409,39 @@ class Merger {
     return e;
   }
 
-  // The static cost model's decision: merging a group saves |G| - 1 dispatches; assembling an
-  // operand from p > 1 pieces costs p + 1 (the slices and the concatenate).
-  // A program whose result feeds an op unlike the other programs' (its first user's group key
-  // differs from the most common one) will likely read its row back out alone (a slice and a reshape).
+  // The static cost model's decision (BatchCostModel's seconds): merging a group saves |G| - 1
+  // dispatches; assembling its operands costs the dispatches and copies of assembly_cost. A
+  // program whose result feeds an op unlike the other programs' (its first user's group key
+  // differs from the most common one) will likely read its row back out alone (a slice: one
+  // dispatch and one row copied).
   bool worth_merging(const std::vector<int>& progs, const std::vector<const Operation*>& ops) const {
-    size_t cost = 0;
+    const BatchCostModel& m = opts_.cost_model;
+    BatchReport::Cost cost;
+    std::vector<Ref> refs;
+    bool switched = false, any_batched = false;
+    for (const Operation* o : ops) switched = switched || o->info().id != ops.front()->info().id;
+    auto rows = static_cast<double>(progs.size());
+    double out_numel =
+        ops.front()->num_results() > 0 ? static_cast<double>(static_numel(ops.front()->result(0)->type())) : 0;
     for (size_t j = 0; j < ops.front()->num_operands(); ++j) {
-      std::vector<Ref> refs;
+      refs.clear();
       for (size_t k = 0; k < progs.size(); ++k) refs.push_back(lookup(progs[k], ops[k]->operand(j)));
-      size_t p = pieces(refs);
-      if (p > 1) cost += p + 1;
+      double numel = static_cast<double>(static_numel(ops.front()->operand(j)->type()));
+      BatchReport::Cost c = assembly_cost(refs, numel);
+      cost.work += c.work;
+      cost.dispatches += c.dispatches;
+      bool batched = classify(refs) != Assembly::Shared;
+      any_batched = any_batched || batched;
+      // A switch broadcasts a batched operand of a smaller shape to the rows' full shape.
+      if (switched && batched && numel != out_numel) {
+        cost.work += rows * out_numel;
+        ++cost.dispatches;
+      }
+    }
+    // A switch over shared operands only broadcasts the first to every row.
+    if (switched && !any_batched) {
+      cost.work += rows * out_numel;
+      ++cost.dispatches;
     }
     if (ops.front()->num_results() > 0) {
       std::unordered_map<uint32_t, size_t> user_ids;
@@ -272,10 +449,12 @@ class Merger {
       for (size_t k = 0; k < progs.size(); ++k) {
         const auto& users = first_user_[static_cast<size_t>(progs[k])];
         auto it = users.find(ops[k]->result(0));
-        uint32_t id = it == users.end() ? ~0u : key_of(*it->second).id;
+        uint32_t id = it == users.end() ? ~0u : key_of(*it->second, true).id;
         most = std::max(most, ++user_ids[id]);
       }
-      cost += 2 * (progs.size() - most);
+      auto alone = static_cast<int64_t>(progs.size() - most);
+      cost.dispatches += alone;
+      cost.work += static_cast<double>(alone) * static_cast<double>(static_numel(ops.front()->result(0)->type()));
       // Stacking different constant values pays off only when every row is then consumed by a
       // merged op: a row read back out alone costs more than the program's own constant.
       const OpDef& d = op_def(*ops.front());
@@ -289,7 +468,8 @@ class Merger {
           }
       }
     }
-    return cost < progs.size() - 1;
+    double saved = static_cast<double>(progs.size() - 1) * m.dispatch_seconds;
+    return static_cast<double>(cost.dispatches) * m.dispatch_seconds + cost.work * m.element_seconds < saved;
   }
 
   // Each value's first user in program p (its return counts as a user), whose group key decides.
@@ -332,6 +512,13 @@ class Merger {
     switch (classify(refs)) {
       case Assembly::Shared: return {f.v, false};
       case Assembly::WholeClass: return {classes_[static_cast<size_t>(f.cls)].v, true};
+      case Assembly::ClassRows: {
+        // Rows of one class: a slice when consecutive, else one take.
+        std::vector<int> rows;
+        for (const Ref& r : refs) rows.push_back(static_cast<int>(r.row));
+        const SymbolicTensor& c = classes_[static_cast<size_t>(f.cls)].v;
+        return {take_rows(c, rows, static_cast<int64_t>(classes_[static_cast<size_t>(f.cls)].programs.size())), true};
+      }
       case Assembly::Pieces: break;
     }
     ++rep_.muxes;
@@ -608,12 +795,21 @@ void check_signatures(const std::vector<Graph>& programs) {
 }  // namespace
 }  // namespace transforms
 
+const char* alignment_name(Alignment a) {
+  switch (a) {
+    case Alignment::Variant: return "variant";
+    case Alignment::Occurrence: return "occurrence";
+    case Alignment::Auto: return "auto";
+  }
+  return "?";
+}
+
 std::string BatchReport::to_string() const {
   std::ostringstream os;
   os << "BatchReport(programs=" << programs << ", program_ops=" << program_ops << ", emitted_ops=" << emitted_ops
      << ", value_classes=" << value_classes << ", shared_classes=" << shared_classes << ", own_ops=" << own_ops
      << ", switched=" << switched.size() << ", muxes=" << muxes << ", output_muxes=" << output_muxes
-     << ", bands=" << bands << ", cost_estimate=(work=" << cost_estimate.work
+     << ", bands=" << bands << ", alignment=" << alignment << ", cost_estimate=(work=" << cost_estimate.work
      << ", dispatches=" << cost_estimate.dispatches << "), separate_cost=(work=" << separate_cost.work
      << ", dispatches=" << separate_cost.dispatches << "))";
   return os.str();
@@ -668,25 +864,6 @@ Partition fingerprint_bands(const std::vector<Graph>& programs) {
   return p;
 }
 
-SymbolicTensor index_constant(const std::vector<int64_t>& idx) {
-  static const OpDef& constant_op = get_op("constant");
-  Tensor t = Tensor::from_vector(idx, {static_cast<int64_t>(idx.size())});
-  return TraceContext::current().emit1(constant_op, std::span<const SymbolicTensor>(), {{"value", t}},
-                                       SrcLoc::current());
-}
-
-// Rows `rows` of a (N, ...) value: a slice when they are consecutive, else a take.
-SymbolicTensor take_rows(const SymbolicTensor& v, const std::vector<int>& rows, int64_t n) {
-  bool consecutive = true;
-  for (size_t k = 1; k < rows.size(); ++k) consecutive = consecutive && rows[k] == rows[k - 1] + 1;
-  if (consecutive) {
-    if (rows.front() == 0 && static_cast<int64_t>(rows.size()) == n) return v;
-    return slice(v, {rows.front()}, {rows.back() + 1});
-  }
-  std::vector<int64_t> idx(rows.begin(), rows.end());
-  return take(v, index_constant(idx), 0);
-}
-
 // Merges `programs` band by band into the trace being built; returns the graph and fills `rep`.
 // The axis (0) or none of every input and output leaf, from BatchOptions::axes/out_axes.
 struct LeafAxes {
@@ -703,6 +880,7 @@ Graph merge_partition(const std::vector<Graph>& programs, const BatchOptions& op
   std::vector<std::string> out_paths = g0.output_paths();
   rep = BatchReport();
   rep.programs = n;
+  rep.alignment = alignment_name(options.alignment);
   rep.bands = static_cast<int64_t>(bands.size());
   trace_detail::Tracer tracer;
   std::vector<SymbolicTensor> inputs;
@@ -797,23 +975,40 @@ BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptio
     rep.program_ops = separate.dispatches;
     return BatchResult{std::move(g), std::move(rep)};
   };
-  if (!options.bands.automatic) {
-    int64_t k = options.bands.count <= 0 ? 1 : std::min(options.bands.count, n);
-    BatchReport rep;
-    Graph g = merge_partition(programs, options, axes, contiguous_bands(n, k), rep);
+  // One alignment: the bands as asked, or for "auto" the flat merge and the merge by structural
+  // fingerprint, whichever the cost model estimates faster (never worse than flat by its own
+  // estimate).
+  auto faster = [&](const BatchReport& a, const BatchReport& b) {
+    return estimated_seconds(a.cost_estimate, options.cost_model) <
+           estimated_seconds(b.cost_estimate, options.cost_model);
+  };
+  auto merge_aligned = [&](const BatchOptions& o) -> std::pair<Graph, BatchReport> {
+    if (!o.bands.automatic) {
+      int64_t k = o.bands.count <= 0 ? 1 : std::min(o.bands.count, n);
+      BatchReport rep;
+      Graph g = merge_partition(programs, o, axes, contiguous_bands(n, k), rep);
+      return {std::move(g), std::move(rep)};
+    }
+    BatchReport flat_rep, fp_rep;
+    Graph flat = merge_partition(programs, o, axes, contiguous_bands(n, 1), flat_rep);
+    Partition fp = fingerprint_bands(programs);
+    if (fp.size() == 1) return {std::move(flat), std::move(flat_rep)};
+    Graph grouped = merge_partition(programs, o, axes, fp, fp_rep);
+    if (faster(fp_rep, flat_rep)) return {std::move(grouped), std::move(fp_rep)};
+    return {std::move(flat), std::move(flat_rep)};
+  };
+  if (options.alignment != Alignment::Auto) {
+    auto [g, rep] = merge_aligned(options);
     return finish(std::move(g), std::move(rep));
   }
-  // "auto": the flat merge and the merge by structural fingerprint, whichever the cost model
-  // estimates faster (so never worse than flat by its own estimate).
-  BatchReport flat_rep, fp_rep;
-  Graph flat = merge_partition(programs, options, axes, contiguous_bands(n, 1), flat_rep);
-  Partition fp = fingerprint_bands(programs);
-  if (fp.size() == 1) return finish(std::move(flat), std::move(flat_rep));
-  Graph grouped = merge_partition(programs, options, axes, fp, fp_rep);
-  if (estimated_seconds(fp_rep.cost_estimate, options.cost_model) <
-      estimated_seconds(flat_rep.cost_estimate, options.cost_model))
-    return finish(std::move(grouped), std::move(fp_rep));
-  return finish(std::move(flat), std::move(flat_rep));
+  // alignment "auto": variant first, occurrence when the model estimates it faster.
+  BatchOptions o = options;
+  o.alignment = Alignment::Variant;
+  auto [gv, rv] = merge_aligned(o);
+  o.alignment = Alignment::Occurrence;
+  auto [go, ro] = merge_aligned(o);
+  if (faster(ro, rv)) return finish(std::move(go), std::move(ro));
+  return finish(std::move(gv), std::move(rv));
 }
 
 BatchFunction batch_functions(std::vector<TraceFunction> fns, BatchOptions options) {

@@ -60,10 +60,12 @@ def test_random_populations_bit_exact_for_every_knob(dtype, depth):
     sep = run_separate(graphs, xs, y)
     for switch_ops in (None, True):
         for bands in (None, 3, "auto"):
-            m = evoxc.batch_functions(graphs, axes=(0, None), switch_ops=switch_ops, bands=bands)
-            out = evoxc.run(evoxc.build(m), xs, y).numpy()
-            for i in range(n):
-                assert out[i].tobytes() == sep[i].tobytes(), (switch_ops, bands, i)
+            for alignment in ("variant", "occurrence", "auto") if switch_ops else ("variant",):
+                m = evoxc.batch_functions(graphs, axes=(0, None), switch_ops=switch_ops, bands=bands,
+                                          alignment=alignment)
+                out = evoxc.run(evoxc.build(m), xs, y).numpy()
+                for i in range(n):
+                    assert out[i].tobytes() == sep[i].tobytes(), (switch_ops, bands, alignment, i)
 
 
 def test_functions_form_and_report():
@@ -118,7 +120,34 @@ def test_errors():
         evoxc.batch_functions([a, lambda x: x])
     with pytest.raises(evoxc.ValidationError, match="'auto'"):
         evoxc.batch_functions([a, a], bands="fast")
-    with pytest.raises(evoxc.TransformError, match="alignment"):
-        evoxc.batch_functions([a, a], alignment="occurrence")
+    with pytest.raises(evoxc.ValidationError, match="alignment"):
+        evoxc.batch_functions([a, a], alignment="positional")
     with pytest.raises(evoxc.ValidationError, match="not made by batch_functions"):
         evoxc.batch_report(a)
+
+
+def test_alignment_variant_collapses_reordered_siblings():
+    def prog(i):
+        def f(x, c):
+            if i % 2:
+                b = x - c
+                a = x + c
+            else:
+                a = x + c
+                b = x - c
+            return a * b
+        return evoxc.trace(f, TensorSpec((5,)), TensorSpec(()))
+
+    graphs = [prog(i) for i in range(6)]
+    x = np.random.default_rng(3).standard_normal((6, 5)).astype(np.float32)
+    c = np.float32(0.25)
+    sep = np.stack(run_separate(graphs, x, c))
+    reports = {}
+    for align in ("variant", "occurrence", "auto"):
+        m = evoxc.batch_functions(graphs, axes=(0, None), switch_ops=True, alignment=align)
+        assert evoxc.run(evoxc.build(m), x, c).numpy().tobytes() == sep.tobytes()
+        reports[align] = m.batch_report
+    assert reports["variant"]["alignment"] == "variant" and reports["variant"]["switched"] == []
+    assert len(reports["occurrence"]["switched"]) == 2
+    assert reports["auto"]["alignment"] == "variant"
+    assert reports["variant"]["emitted_ops"] < reports["occurrence"]["emitted_ops"]

@@ -102,8 +102,12 @@ TEST(BatchFunctions, RandomPopulationsAreBitExactForEveryKnob) {
       BatchOptions switched = flat;
       switched.switch_ops = SwitchOps::elementwise();
       expect_rows_match(progs, switched, 13, what + " switch_ops");
+      switched.alignment = Alignment::Occurrence;
+      expect_rows_match(progs, switched, 17, what + " switch_ops alignment=occurrence");
+      switched.alignment = Alignment::Auto;
+      expect_rows_match(progs, switched, 18, what + " switch_ops alignment=auto");
       switched.bands = Bands::of(4);
-      expect_rows_match(progs, switched, 14, what + " switch_ops bands=4");
+      expect_rows_match(progs, switched, 14, what + " switch_ops bands=4 alignment=auto");
       BatchOptions automatic = flat;
       automatic.bands = Bands::autodetect();
       expect_rows_match(progs, automatic, 15, what + " bands=auto");
@@ -262,6 +266,83 @@ TEST(BatchFunctions, SharedOutputWithNoneOutAxes) {
   BatchOptions bad = o;
   bad.out_axes = AxisTree::tuple({AxisTree(), AxisTree()});
   test::expect_error<TransformError>([&] { batch_functions({a, b}, bad); }, "out_axes is None");
+}
+
+// (x+c)*(x-c) written with its branches in either order: variant alignment pairs each branch with
+// the class holding its variant (no switch), occurrence alignment switches at both positions;
+// rows are exact either way, and without switch_ops the two alignments build the same graph.
+TEST(BatchFunctions, VariantAlignmentCollapsesReorderedSiblings) {
+  std::vector<Graph> progs;
+  for (int i = 0; i < 8; ++i)
+    progs.push_back(trace(
+        [i](const SymbolicTensor& x, const SymbolicTensor& c) {
+          SymbolicTensor a, b;
+          if (i % 2) {
+            b = subtract(x, c);
+            a = add(x, c);
+          } else {
+            a = add(x, c);
+            b = subtract(x, c);
+          }
+          return multiply(a, b);
+        },
+        TensorSpec(Shape{5}, DType::F32), TensorSpec(Shape(), DType::F32)));
+  std::vector<Tensor> xs;
+  for (int i = 0; i < 8; ++i) xs.push_back(random_tensor({5}, DType::F32, 40 + static_cast<uint64_t>(i)));
+  Tensor c = random_tensor({}, DType::F32, 9);
+  auto merge = [&](Alignment a, bool sw) {
+    BatchOptions o;
+    o.axes = AxisTree::tuple({AxisTree(0), AxisTree()});
+    o.alignment = a;
+    if (sw) o.switch_ops = SwitchOps::elementwise();
+    BatchResult r = batch_functions(progs, o);
+    Tensor merged = run_flat(r.graph, {stack(xs), c})[0];
+    for (int i = 0; i < 8; ++i)
+      EXPECT_TRUE(
+          bit_equal(row(merged, i), run_flat(progs[static_cast<size_t>(i)], {xs[static_cast<size_t>(i)], c})[0]))
+          << alignment_name(a) << " program " << i;
+    return r;
+  };
+  BatchResult v = merge(Alignment::Variant, true), occ = merge(Alignment::Occurrence, true);
+  EXPECT_EQ(v.report.alignment, "variant");
+  EXPECT_EQ(occ.report.alignment, "occurrence");
+  EXPECT_TRUE(v.report.switched.empty()) << v.report.to_string();
+  EXPECT_EQ(v.report.emitted_ops, 3) << v.graph.to_string();
+  EXPECT_EQ(occ.report.switched.size(), 2u) << occ.report.to_string();
+  EXPECT_GT(occ.report.emitted_ops, v.report.emitted_ops);
+  // auto keeps the cheaper estimate (here the variant merge).
+  BatchResult au = merge(Alignment::Auto, true);
+  EXPECT_EQ(au.report.alignment, "variant");
+  EXPECT_EQ(au.graph.to_string(), v.graph.to_string());
+  // Without switch_ops the alignments agree, byte for byte.
+  EXPECT_EQ(merge(Alignment::Variant, false).graph.to_string(), merge(Alignment::Occurrence, false).graph.to_string());
+}
+
+// alignment "auto" is never worse than either alignment by the model's estimate, on unrelated
+// random trees with switch_ops.
+TEST(BatchFunctions, AutoAlignmentKeepsTheCheaperEstimate) {
+  auto pop = bench::gp_population(77, 60, 15, 2);
+  std::vector<Graph> progs;
+  for (const auto& t : pop) progs.push_back(bench::gp_trace(t, 2, 32));
+  auto est = [](const BatchReport& r) {
+    BatchCostModel m;
+    return static_cast<double>(r.cost_estimate.dispatches) * m.dispatch_seconds +
+           r.cost_estimate.work * m.element_seconds;
+  };
+  BatchOptions o;
+  o.axes = AxisTree();
+  o.switch_ops = SwitchOps::elementwise();
+  o.alignment = Alignment::Variant;
+  double v = est(batch_functions(progs, o).report);
+  o.alignment = Alignment::Occurrence;
+  double occ = est(batch_functions(progs, o).report);
+  o.alignment = Alignment::Auto;
+  BatchResult au = batch_functions(progs, o);
+  EXPECT_LE(est(au.report), std::min(v, occ) * (1 + 1e-12));
+  std::vector<Tensor> in{random_tensor({32}, DType::F32, 3, -2, 2), random_tensor({32}, DType::F32, 4, -2, 2)};
+  Tensor merged = run_flat(au.graph, in)[0];
+  for (size_t i = 0; i < progs.size(); i += 7)
+    EXPECT_TRUE(bit_equal(row(merged, static_cast<int64_t>(i)), run_flat(progs[i], in)[0])) << "program " << i;
 }
 
 }  // namespace

@@ -49,6 +49,18 @@ struct BatchCostModel {
   double element_seconds = 0.36e-9;
 };
 
+// How ops of different programs are paired.
+//  Variant (the default): every program offers all its ready ops (operands computed) at each
+//    step; ops equal across programs pair first, whatever their position, so sibling branches
+//    written in another order per program collapse (the same op joins the class already holding
+//    that variant); with switch_ops, the ready ops left unpaired then pair by arity into switch
+//    classes. Unpaired ops wait while other programs still pair, so a program can catch up.
+//  Occurrence: lock step in program order: the k-th step pairs each program's next op; the
+//    merged graph depends only on the op sequences (byte-stable).
+//  Auto: both, keeping whichever the cost model estimates faster (ties go to Variant).
+enum class Alignment : uint8_t { Variant, Occurrence, Auto };
+const char* alignment_name(Alignment a);
+
 struct BatchOptions {
   // Per input leaf (prefix tree of the programs' input tree): 0 = mapped (each program gets its
   // own row of a (N, ...) input), None = shared by every program.
@@ -58,6 +70,7 @@ struct BatchOptions {
   AxisTree out_axes = AxisTree(0);
   SwitchOps switch_ops;
   Bands bands;
+  Alignment alignment = Alignment::Variant;
   BatchCostModel cost_model;
 };
 
@@ -80,6 +93,7 @@ struct BatchReport {
   int64_t emitted_ops = 0;   // ops of the merged graph (excluding the return)
   int64_t bands = 1;
   std::vector<int64_t> band_sizes;
+  std::string alignment = "variant";  // the alignment used ("variant" or "occurrence")
   // The static cost model: elements produced by every op (work) and ops dispatched, for the
   // merged graph and for the programs run one by one.
   struct Cost {
@@ -98,14 +112,14 @@ struct BatchResult {
 
 // Merges `programs` (non-empty; equal input and output trees and specs, TransformError naming
 // the first differing program and path) into one graph: row i of every mapped output is program
-// i's output, bit for bit as if it ran alone on the interpreter. Programs are aligned in lock
-// step: at each step the largest group of programs whose next ops match (same op, attributes,
-// operand and result types; with switch_ops, any allowed variant) is emitted as one op over a
-// leading axis of the group's rows, built with the vmap batching rules (an op of a group without
-// a batching rule is a TransformError naming the op and the program); an op no other program
-// matches is emitted for its program alone; operands coming from different groups are assembled
-// with slices and a concatenate. full/constant ops differing only in their values stack into one
-// (rows, ...) constant.
+// i's output, bit for bit as if it ran alone on the interpreter. Programs are aligned step by step
+// (see Alignment): a group of programs whose ops match (same op, attributes, operand and result
+// types; with switch_ops, any allowed variant) is emitted as one op over a leading axis of the
+// group's rows, built with the vmap batching rules (an op of a group without a batching rule is a
+// TransformError naming the op and the program); an op no other program matches is emitted for
+// its program alone; operands coming from different groups are assembled with slices and a
+// concatenate. full/constant ops differing only in their values stack into one (rows, ...)
+// constant.
 BatchResult batch_functions(const std::vector<Graph>& programs, const BatchOptions& options = {});
 
 // Over traceable functions: called with the MAPPED trace arguments (mapped specs carry the function
