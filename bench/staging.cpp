@@ -175,6 +175,8 @@ int main(int argc, char** argv) {
           "  batch_functions (merge) %8.2f ms for the population; merged build %.2f ms, run %.3f ms (%.3g "
           "node-evaluations/s)\n",
           merge_ms, mbuild_ms, mrun_ms, static_cast<double>(size) * static_cast<double>(cases) * n / (mrun_ms * 1e-3));
+      std::printf("  a merged generation     %8.2f ms (trace + merge + build + one run of the merged graph)\n",
+                  t * n / 1e3 + merge_ms + mbuild_ms + mrun_ms);
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "bench_staging: %s\n", e.what());

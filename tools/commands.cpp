@@ -357,7 +357,8 @@ void cmd_devices(std::ostream& out) {
     auto yn = [](bool b) { return b ? "yes" : "no"; };
     out << "  " << name << ": devices " << join(kinds, ", ") << "; symbolic shapes " << yn(c.symbolic_shapes)
         << "; regions " << yn(c.regions) << "; serializable artifact " << yn(c.serializable_artifact) << "; dtypes "
-        << join(dts, ", ") << "\n";
+        << join(dts, ", ") << "; batch cost model " << c.batch_cost.dispatch_seconds * 1e9 << " ns/dispatch + "
+        << c.batch_cost.element_seconds * 1e9 << " ns/element\n";
   }
 }
 

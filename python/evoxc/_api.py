@@ -588,7 +588,7 @@ vmap = vectorize
 # ---------------------------------------------------------------- batch_functions
 
 
-def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, alignment="variant"):
+def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, alignment="variant", cost_model=None):
     """Merges programs with the same input and output specs into ONE graph with a leading, static function axis:
     row i of every output is program i's output (bit for bit as if it ran alone). `fns` is a non-empty list of
     Graphs (returns a Graph) or of traceable functions (returns a function of specs: the mapped specs carry the
@@ -601,7 +601,9 @@ def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, ali
     the flat merge; never worse than flat by that estimate). alignment: "variant" (the default: in a switch class,
     a program gives the later ready op of the variant most programs have there, so sibling branches written in
     another order collapse), "occurrence" (lock step in program order; byte-stable), or "auto" (both, keeping the
-    cheaper estimate). The merge's report is
+    cheaper estimate). cost_model: the static model deciding merges, bands="auto" and alignment="auto": None (the
+    interpreter's calibrated constants), a backend name (its capabilities' batch_cost), or a dict with
+    dispatch_seconds and element_seconds. The merge's report is
     graph.batch_report (also evoxc.batch_report(graph)): transform metadata, not saved with the graph."""
     fns = list(fns)
     if not fns:
@@ -609,13 +611,20 @@ def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, ali
     if alignment not in ("variant", "occurrence", "auto"):
         raise ValidationError(f"batch_functions: alignment must be 'variant', 'occurrence' or 'auto', got "
                               f"{alignment!r}")
+    if cost_model is None or isinstance(cost_model, str):
+        cost_model = _core.capabilities(cost_model or "interp")["batch_cost"]
+    try:
+        costs = (float(cost_model["dispatch_seconds"]), float(cost_model["element_seconds"]))
+    except (TypeError, KeyError, ValueError):
+        raise ValidationError("batch_functions: cost_model must be None, a backend name or a dict with "
+                              f"dispatch_seconds and element_seconds, got {cost_model!r}") from None
     graphs = [f for f in fns if isinstance(f, Graph)]
     if graphs and len(graphs) != len(fns):
         raise TransformError("batch_functions: pass a list of Graphs or a list of functions, not a mix")
 
     def merge(gs):
         g, report = _core._batch_functions(gs, _plain_axes(axes), _plain_axes(out_axes), switch_ops, bands,
-                                           alignment)
+                                           alignment, *costs)
         g.batch_report = report
         return g
 

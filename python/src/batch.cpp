@@ -95,18 +95,19 @@ void bind_batch(nb::module_& m) {
   m.def(
       "_batch_functions",
       [](const std::vector<Graph>& programs, nb::handle axes, nb::handle out_axes, nb::handle sw, nb::handle b,
-         const std::string& align) {
+         const std::string& align, double dispatch_seconds, double element_seconds) {
         BatchOptions o;
         o.axes = axis_tree_from_python(axes, "batch_functions axes");
         o.out_axes = axis_tree_from_python(out_axes, "batch_functions out_axes");
         o.switch_ops = switch_ops(sw);
         o.bands = bands(b);
         o.alignment = alignment(align);
+        o.cost_model = BatchCostModel{dispatch_seconds, element_seconds};
         BatchResult r = batch_functions(programs, o);
         return nb::make_tuple(r.graph, report_dict(r.report));
       },
       nb::arg("programs"), nb::arg("axes").none(), nb::arg("out_axes").none(), nb::arg("switch_ops").none(),
-      nb::arg("bands").none(), nb::arg("alignment"));
+      nb::arg("bands").none(), nb::arg("alignment"), nb::arg("dispatch_seconds"), nb::arg("element_seconds"));
 }
 
 }  // namespace evoxc::py

@@ -197,6 +197,10 @@ void bind_pipeline(nb::module_& m) {
         nb::list dts;
         for (auto t : c.dtypes) dts.append(dtype_object(t));
         d["dtypes"] = dts;
+        nb::dict cost;
+        cost["dispatch_seconds"] = c.batch_cost.dispatch_seconds;
+        cost["element_seconds"] = c.batch_cost.element_seconds;
+        d["batch_cost"] = cost;
         return d;
       },
       nb::arg("backend") = "interp", "What a backend can do, as plain data.");

@@ -476,6 +476,11 @@ class Merger {
   void index_users(int p) {
     auto& users = first_user_[static_cast<size_t>(p)];
     if (!users.empty()) return;
+    // Sized once: every value of the program gets a Ref and most a first user.
+    size_t values = entry(p).arguments().size();
+    for (const auto& op : entry(p).operations()) values += op->num_results();
+    users.reserve(values);
+    maps_[static_cast<size_t>(p)].reserve(values);
     for (const auto& op : entry(p).operations())
       for (const Value* v : op->operands()) users.emplace(v, op.get());
   }
@@ -556,10 +561,16 @@ class Merger {
     size_t h = op.info().id;
     for (const auto& v : vals) h = h * 0x100000001B3ull ^ reinterpret_cast<uintptr_t>(v.value());
     for (const auto& [name, value] : op.attributes()) h = h * 0x100000001B3ull ^ attr_hash(value);
+    auto same_operands = [&](const std::vector<const Value*>& ops) {
+      if (ops.size() != vals.size()) return false;
+      for (size_t i = 0; i < ops.size(); ++i)
+        if (ops[i] != vals[i].value()) return false;
+      return true;
+    };
     auto [lo, hi] = emitted_.equal_range(h);
     for (auto it = lo; it != hi; ++it) {
       const Emitted& e = it->second;
-      if (e.op->info().id != op.info().id || e.operands != vals_ptrs(vals) || !same_types(*e.op, op)) continue;
+      if (e.op->info().id != op.info().id || !same_operands(e.operands) || !same_types(*e.op, op)) continue;
       const AttrMap &x = e.op->attributes(), &y = op.attributes();
       bool eq = x.size() == y.size();
       for (auto i = x.begin(), j = y.begin(); eq && i != x.end(); ++i, ++j)

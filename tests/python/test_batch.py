@@ -151,3 +151,22 @@ def test_alignment_variant_collapses_reordered_siblings():
     assert len(reports["occurrence"]["switched"]) == 2
     assert reports["auto"]["alignment"] == "variant"
     assert reports["variant"]["emitted_ops"] < reports["occurrence"]["emitted_ops"]
+
+
+def test_cost_model_per_backend():
+    cost = evoxc.capabilities("interp")["batch_cost"]
+    assert cost["dispatch_seconds"] > 0 and cost["element_seconds"] > 0
+    # A model where dispatch is everything merges every group it can; the rows stay exact.
+    rng = np.random.default_rng(5)
+    graphs = [evoxc.trace(random_tree(rng, 5, evoxc.float32), TensorSpec((6,)), TensorSpec((6,))) for _ in range(8)]
+    xs = rng.standard_normal((8, 6)).astype(np.float32)
+    y = rng.standard_normal(6).astype(np.float32)
+    sep = run_separate(graphs, xs, y)
+    for cm in (None, "interp", {"dispatch_seconds": 1.0, "element_seconds": 0.0}):
+        m = evoxc.batch_functions(graphs, axes=(0, None), bands="auto", cost_model=cm)
+        out = evoxc.run(evoxc.build(m), xs, y).numpy()
+        assert all(out[i].tobytes() == sep[i].tobytes() for i in range(8))
+    with pytest.raises(evoxc.ValidationError, match="cost_model"):
+        evoxc.batch_functions(graphs, cost_model={"dispatch": 1})
+    with pytest.raises(evoxc.BackendError):
+        evoxc.batch_functions(graphs, cost_model="no-such-backend")

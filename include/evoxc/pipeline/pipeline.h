@@ -23,6 +23,7 @@
 #include "evoxc/ops/op_def.h"
 #include "evoxc/ops/rule_table.h"
 #include "evoxc/trace/trace.h"
+#include "evoxc/transforms/batch.h"
 
 namespace evoxc {
 
@@ -107,6 +108,9 @@ struct Capabilities {
   bool serializable_artifact = false;    // CompiledArtifact::save / load
   std::vector<DType> dtypes;             // element types of any value
   const RuleTableBase* rules = nullptr;  // which ops it has a rule for (its kernel or lowering table)
+  // batch_functions' cost model on this backend (BatchOptions::cost_model), measured by a bench
+  // command (the interpreter's: bench/calibrate_batch.py).
+  BatchCostModel batch_cost;
 
   bool supports_dtype(DType t) const;
   bool supports_device(const Device& d) const;

@@ -39,7 +39,8 @@ Capabilities interp_capabilities() {
   c.regions = true;
   c.serializable_artifact = true;
   for (int i = 0; i < kNumDTypes; ++i) c.dtypes.push_back(static_cast<DType>(i));
-  c.rules = &interp::kernels();  // its kernel table, keyed by op id
+  c.rules = &interp::kernels();     // its kernel table, keyed by op id
+  c.batch_cost = BatchCostModel{};  // BatchCostModel's defaults are the interpreter's, as calibrated
   return c;
 }
 
