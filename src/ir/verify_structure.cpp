@@ -7,57 +7,13 @@
 #include "evoxc/core/error.h"
 #include "evoxc/core/limits.h"
 #include "evoxc/ir/graph.h"
+#include "flat_table.h"
 #include "ir_text.h"
 
 namespace evoxc {
 namespace {
 
-// A set of pointers with open addressing: the verifier runs on every lower of every program
-// of a population, and node-based hash sets cost more than the rest of the check.
-class PtrSet {
- public:
-  bool contains(const void* p) const {
-    if (slots_.empty()) return false;
-    for (size_t i = slot(p);; i = (i + 1) & mask_) {
-      if (slots_[i] == p) return true;
-      if (slots_[i] == nullptr) return false;
-    }
-  }
-  void insert(const void* p) {
-    if ((used_ + 1) * 2 > slots_.size()) grow();
-    size_t i = slot(p);
-    while (slots_[i] != nullptr && slots_[i] != kGone && slots_[i] != p) i = (i + 1) & mask_;
-    if (slots_[i] == p) return;
-    if (slots_[i] == nullptr) ++used_;
-    slots_[i] = p;
-  }
-  void erase(const void* p) {
-    if (slots_.empty()) return;
-    for (size_t i = slot(p);; i = (i + 1) & mask_) {
-      if (slots_[i] == nullptr) return;
-      if (slots_[i] == p) {
-        slots_[i] = kGone;  // a tombstone keeps later probes of the chain intact
-        return;
-      }
-    }
-  }
-
- private:
-  static inline const void* const kGone = reinterpret_cast<const void*>(uintptr_t{1});
-  size_t slot(const void* p) const {
-    return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15ULL >> 7 & mask_;
-  }
-  void grow() {
-    std::vector<const void*> old = std::move(slots_);
-    slots_.assign(old.empty() ? 64 : old.size() * 2, nullptr);
-    mask_ = slots_.size() - 1;
-    used_ = 0;
-    for (const void* p : old)
-      if (p != nullptr && p != kGone) insert(p);
-  }
-  std::vector<const void*> slots_;
-  size_t mask_ = 0, used_ = 0;
-};
+using ir_detail::PtrSet;
 
 class FunctionVerifier {
  public:

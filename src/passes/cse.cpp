@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "evoxc/passes/passes.h"
+#include "ir/flat_table.h"
 #include "passes/rewrite.h"
 
 namespace evoxc {
@@ -42,18 +43,16 @@ class DuplicateFinder {
   explicit DuplicateFinder(const passes_detail::Liveness* live) : live_(live) {}
   bool block(const Block& b) {
     scopes_.emplace_back();
+    scopes_.back().reserve(b.operations().size());
     for (const auto& op : b.operations()) {
       if (live_ && !live_->live(*op)) continue;
       for (const auto& r : op->regions())
         if (block(r->block())) return true;
       if (op->is_terminator() || !op->regions().empty()) continue;
       size_t k = key(*op);
-      for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
-        auto [lo, hi] = s->equal_range(k);
-        for (auto it = lo; it != hi; ++it)
-          if (same(*it->second, *op)) return true;
-      }
-      scopes_.back().emplace(k, op.get());
+      for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
+        if (s->find(k, [&](const Operation& prior) { return same(prior, *op); })) return true;
+      scopes_.back().insert(k, op.get());
     }
     scopes_.pop_back();
     return false;
@@ -61,7 +60,7 @@ class DuplicateFinder {
 
  private:
   const passes_detail::Liveness* live_;
-  std::vector<std::unordered_multimap<size_t, const Operation*>> scopes_;
+  std::vector<ir_detail::HashIndex<Operation>> scopes_;
 };
 
 class Cse {
@@ -73,6 +72,7 @@ class Cse {
   // every enclosing block (a region may reuse an outer value).
   void block(const Block& src, Block& dst, ValueMap& map) {
     scopes_.emplace_back();
+    scopes_.back().reserve(src.operations().size());
     Builder b(dst);
     for (const auto& op : src.operations()) {
       if (live_ && !live_->live(*op)) continue;
@@ -85,7 +85,7 @@ class Cse {
         continue;
       }
       for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), c->result(i));
-      if (!op->is_terminator() && op->regions().empty()) scopes_.back().emplace(key(*c), c);
+      if (!op->is_terminator() && op->regions().empty()) scopes_.back().insert(key(*c), c);
     }
     scopes_.pop_back();
   }
@@ -93,18 +93,15 @@ class Cse {
  private:
   const Operation* find(const Operation& op) const {
     size_t k = key(op);
-    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
-      auto [lo, hi] = s->equal_range(k);
-      for (auto it = lo; it != hi; ++it)
-        if (same(*it->second, op)) return it->second;
-    }
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s)
+      if (const Operation* prior = s->find(k, [&](const Operation& o) { return same(o, op); })) return prior;
     return nullptr;
   }
   // The clone just appended duplicates an earlier op: remove it again (nothing uses it yet).
   static void drop_last(Block& b) { b.erase_last(); }
 
   const passes_detail::Liveness* live_;
-  std::vector<std::unordered_multimap<size_t, const Operation*>> scopes_;
+  std::vector<ir_detail::HashIndex<Operation>> scopes_;
 };
 
 // CSE over the live ops only (`live` null: every op), in one copy of the module; `g` itself

@@ -1,10 +1,10 @@
 // Private to the passes: cloning one op whose region bodies the pass itself rewrites, and liveness.
 #pragma once
 
-#include <unordered_set>
 #include <vector>
 
 #include "evoxc/ir/builder.h"
+#include "ir/flat_table.h"
 
 namespace evoxc::passes_detail {
 
@@ -40,10 +40,12 @@ class Liveness {
  public:
   void block(const Block& b) {
     const auto& ops = b.operations();
+    ops_.reserve(ops.size());
+    values_.reserve(ops.size() * 2);
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       const Operation& op = **it;
       bool live = op.is_terminator();
-      for (const auto& r : op.results()) live = live || values_.count(r.get());
+      for (const auto& r : op.results()) live = live || values_.contains(r.get());
       if (!live) {
         ++dead_;
         continue;
@@ -53,12 +55,12 @@ class Liveness {
       for (const auto& r : op.regions()) block(r->block());
     }
   }
-  bool live(const Operation& op) const { return ops_.count(&op) != 0; }
+  bool live(const Operation& op) const { return ops_.contains(&op); }
   size_t dead() const { return dead_; }
 
  private:
-  std::unordered_set<const Value*> values_;
-  std::unordered_set<const Operation*> ops_;
+  ir_detail::PtrSet values_;
+  ir_detail::PtrSet ops_;
   size_t dead_ = 0;
 };
 

@@ -198,6 +198,28 @@ std::vector<SymbolicTensor> TraceContext::emit(const OpInfo& op, std::span<const
   return out;
 }
 
+std::vector<SymbolicTensor> TraceContext::emit_typed(const OpInfo& op, std::span<const SymbolicTensor> operands,
+                                                     AttrMap attrs, std::span<const TensorType> result_types,
+                                                     const std::source_location& loc) {
+  locate(loc);
+  std::array<Value*, 4> small{};
+  std::vector<Value*> large;
+  std::span<Value* const> values;
+  if (operands.size() <= small.size()) {
+    for (size_t i = 0; i < operands.size(); ++i) small[i] = use(operands[i], op);
+    values = std::span<Value* const>(small.data(), operands.size());
+  } else {
+    large.reserve(operands.size());
+    for (const SymbolicTensor& o : operands) large.push_back(use(o, op));
+    values = large;
+  }
+  Operation* r = builder_.create_typed(op, values, result_types, std::move(attrs));
+  std::vector<SymbolicTensor> out;
+  out.reserve(r->num_results());
+  for (const auto& v : r->results()) out.push_back(SymbolicTensor(this, gen_, v.get()));
+  return out;
+}
+
 std::vector<SymbolicTensor> TraceContext::emit(std::string_view op, std::span<const SymbolicTensor> operands,
                                                AttrMap attrs, const std::source_location& loc) {
   return emit(get_op_info(op), operands, std::move(attrs), loc);

@@ -561,32 +561,30 @@ class Merger {
     size_t h = op.info().id;
     for (const auto& v : vals) h = h * 0x100000001B3ull ^ reinterpret_cast<uintptr_t>(v.value());
     for (const auto& [name, value] : op.attributes()) h = h * 0x100000001B3ull ^ attr_hash(value);
-    auto same_operands = [&](const std::vector<const Value*>& ops) {
-      if (ops.size() != vals.size()) return false;
-      for (size_t i = 0; i < ops.size(); ++i)
-        if (ops[i] != vals[i].value()) return false;
-      return true;
-    };
     auto [lo, hi] = emitted_.equal_range(h);
     for (auto it = lo; it != hi; ++it) {
-      const Emitted& e = it->second;
-      if (e.op->info().id != op.info().id || !same_operands(e.operands) || !same_types(*e.op, op)) continue;
-      const AttrMap &x = e.op->attributes(), &y = op.attributes();
-      bool eq = x.size() == y.size();
+      // The emitted op itself carries what an equal op must match: its operands, attributes and types.
+      const Operation& e = *it->second;
+      if (e.info().id != op.info().id || e.num_operands() != vals.size() || !same_types(e, op)) continue;
+      bool eq = true;
+      for (size_t i = 0; eq && i < vals.size(); ++i) eq = e.operand(i) == vals[i].value();
+      const AttrMap &x = e.attributes(), &y = op.attributes();
+      eq = eq && x.size() == y.size();
       for (auto i = x.begin(), j = y.begin(); eq && i != x.end(); ++i, ++j)
         eq = i->first == j->first && attr_equal(i->second, j->second);
-      if (eq) return e.results;
+      if (!eq) continue;
+      std::vector<SymbolicTensor> outs;
+      for (const auto& r : e.results()) outs.push_back(tracer_.context().wrap(r.get()));
+      return outs;
     }
-    std::vector<SymbolicTensor> outs = emit_like(op, vals);
-    emitted_.emplace(h, Emitted{&op, vals_ptrs(vals), outs});
+    // The op is a verified program's, over values of its operands' types: its result types hold.
+    std::vector<TensorType> types;
+    types.reserve(op.num_results());
+    for (const auto& r : op.results()) types.push_back(r->type());
+    std::vector<SymbolicTensor> outs =
+        tracer_.context().emit_typed(op.info(), vals, op.attributes(), types, SrcLoc::current());
+    if (!outs.empty()) emitted_.emplace(h, outs.front().value()->defining_op());
     return outs;
-  }
-
-  static std::vector<const Value*> vals_ptrs(const std::vector<SymbolicTensor>& vals) {
-    std::vector<const Value*> p;
-    p.reserve(vals.size());
-    for (const auto& v : vals) p.push_back(v.value());
-    return p;
   }
 
   void emit_own(int p, const Operation& op) {
@@ -766,12 +764,7 @@ class Merger {
   std::vector<std::unordered_map<const Value*, Ref>> maps_;
   std::vector<Class> classes_;
   std::map<std::pair<int, int64_t>, SymbolicTensor> rows_;
-  struct Emitted {
-    const Operation* op;  // the program op it was emitted for (attributes and types)
-    std::vector<const Value*> operands;
-    std::vector<SymbolicTensor> results;
-  };
-  std::unordered_multimap<size_t, Emitted> emitted_;
+  std::unordered_multimap<size_t, const Operation*> emitted_;  // ops emitted through emit_dedup, by hash
   std::vector<std::unordered_map<const Value*, const Operation*>> first_user_;
   std::vector<const Block*> entries_;
 };

@@ -154,6 +154,12 @@ class TraceContext {
   SymbolicTensor emit1(std::string_view op, std::initializer_list<SymbolicTensor> operands, AttrMap attrs,
                        const std::source_location& loc);
 
+  // Emits a copy of an op whose result types are already known (a transform re-emitting a
+  // verified op over operands of the same types): no inference. The caller vouches for the
+  // types; the transform's final verification still checks them.
+  std::vector<SymbolicTensor> emit_typed(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs,
+                                         std::span<const TensorType> result_types, const std::source_location& loc);
+
   // A rank-0 `full` of `value` (bool, int64 or double) in dtype `t`, emitted once per block
   // and shared by later uses of the same value and dtype in that block.
   SymbolicTensor scalar(const Attribute& value, DType t, const std::source_location& loc);

@@ -1,0 +1,113 @@
+// Flat open-addressing pointer set and hash-to-pointer multimap for the IR walks (verify, DCE, CSE) of every program.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace evoxc::ir_detail {
+
+// A set of pointers with open addressing: passes and the verifier run on every program of a
+// population, and node-based hash sets (one allocation per element) cost more than the walks.
+class PtrSet {
+ public:
+  bool contains(const void* p) const {
+    if (slots_.empty()) return false;
+    for (size_t i = slot(p);; i = (i + 1) & mask_) {
+      if (slots_[i] == p) return true;
+      if (slots_[i] == nullptr) return false;
+    }
+  }
+  // Sizes the table for n elements at once (no growth while inserting them).
+  void reserve(size_t n) {
+    if ((n + 1) * 2 > slots_.size()) rehash(capacity_for(n));
+  }
+  void insert(const void* p) {
+    if ((used_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 64 : slots_.size() * 2);
+    size_t i = slot(p);
+    while (slots_[i] != nullptr && slots_[i] != kGone && slots_[i] != p) i = (i + 1) & mask_;
+    if (slots_[i] == p) return;
+    if (slots_[i] == nullptr) ++used_;
+    slots_[i] = p;
+  }
+  void erase(const void* p) {
+    if (slots_.empty()) return;
+    for (size_t i = slot(p);; i = (i + 1) & mask_) {
+      if (slots_[i] == nullptr) return;
+      if (slots_[i] == p) {
+        slots_[i] = kGone;  // a tombstone keeps later probes of the chain intact
+        return;
+      }
+    }
+  }
+
+ private:
+  static inline const void* const kGone = reinterpret_cast<const void*>(uintptr_t{1});
+  static size_t capacity_for(size_t n) {
+    size_t c = 64;
+    while (c < (n + 1) * 2) c *= 2;
+    return c;
+  }
+  size_t slot(const void* p) const {
+    return ((reinterpret_cast<uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15ULL >> 7) & mask_;
+  }
+  void rehash(size_t cap) {
+    std::vector<const void*> old = std::move(slots_);
+    slots_.assign(cap, nullptr);
+    mask_ = slots_.size() - 1;
+    used_ = 0;
+    for (const void* p : old)
+      if (p != nullptr && p != kGone) insert(p);
+  }
+  std::vector<const void*> slots_;
+  size_t mask_ = 0, used_ = 0;
+};
+
+// Insert-only multimap from a hash to pointers, open addressing: for_each(h, f) calls f(ptr)
+// for every pointer inserted under h until f returns true.
+template <typename T>
+class HashIndex {
+ public:
+  void reserve(size_t n) {
+    if ((n + 1) * 2 > slots_.size()) rehash(capacity_for(n));
+  }
+  void insert(size_t h, const T* p) {
+    if ((used_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 64 : slots_.size() * 2);
+    size_t i = slot(h);
+    while (slots_[i].ptr != nullptr) i = (i + 1) & mask_;
+    slots_[i] = {h, p};
+    ++used_;
+  }
+  template <typename F>
+  const T* find(size_t h, F&& match) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = slot(h); slots_[i].ptr != nullptr; i = (i + 1) & mask_)
+      if (slots_[i].hash == h && match(*slots_[i].ptr)) return slots_[i].ptr;
+    return nullptr;
+  }
+
+ private:
+  // The high bits of a multiplicative scramble: callers' hashes need not be uniform in their low bits.
+  size_t slot(size_t h) const { return (h * 0x9e3779b97f4a7c15ULL >> 20) & mask_; }
+  struct Slot {
+    size_t hash = 0;
+    const T* ptr = nullptr;
+  };
+  static size_t capacity_for(size_t n) {
+    size_t c = 64;
+    while (c < (n + 1) * 2) c *= 2;
+    return c;
+  }
+  void rehash(size_t cap) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    used_ = 0;
+    for (const Slot& s : old)
+      if (s.ptr != nullptr) insert(s.hash, s.ptr);
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, used_ = 0;
+};
+
+}  // namespace evoxc::ir_detail
