@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bind.h"
+#include "evoxc/backends/stablehlo.h"
 
 namespace evoxc::py {
 
@@ -204,6 +205,26 @@ void bind_pipeline(nb::module_& m) {
         return d;
       },
       nb::arg("backend") = "interp", "What a backend can do, as plain data.");
+  m.def("export_stablehlo", &export_stablehlo, nb::arg("graph"),
+        "The graph as StableHLO MLIR text (lower(graph, 'stablehlo').text): a public @main over the input leaves "
+        "returning the output leaves; BackendError naming an op StableHLO cannot express.");
+  // The op catalogue for generated checks: (name, category, dtype class name, number of regions).
+  m.def("_op_catalogue", [] {
+    nb::list out;
+    for (const OpDef* d : all_ops())
+      if (!d->terminator)
+        out.append(nb::make_tuple(d->name, std::string(op_category_name(d->category)),
+                                  std::string(dtype_class_name(d->operand_dtypes)), d->num_regions));
+    return out;
+  });
+  m.def(
+      "_op_sample_graph",
+      [](const std::string& name, DType t) {
+        const OpDef& d = get_op(name);
+        if (!d.sample) throw ValidationError("op '" + name + "' has no sample call");
+        return sample_graph(d, d.sample(t));
+      },
+      nb::arg("op"), nb::arg("dtype"), "The graph of one call of `op` on the catalogue's sample operands of `dtype`.");
 }
 
 }  // namespace evoxc::py

@@ -260,4 +260,19 @@ std::vector<TensorType> infer_result_types(const OpDef& def, std::span<const Ten
   return def.infer(operands, attrs);
 }
 
+Graph sample_graph(const OpDef& def, const OpSample& sample) {
+  std::vector<TensorType> out = infer_result_types(def, sample.operands, sample.attrs);
+  auto module = std::make_shared<Module>();
+  Function& f = module->add_function("main");
+  std::vector<Value*> args;
+  for (const auto& ty : sample.operands) args.push_back(f.entry().add_argument(ty));
+  Operation* op = f.entry().append(def, args, out, sample.attrs);
+  std::vector<Value*> results;
+  for (const auto& r : op->results()) results.push_back(r.get());
+  f.entry().append(get_op("return"), results, {});
+  f.result_types() = out;
+  return Graph(module, TreeDef::tuple(std::vector<TreeDef>(sample.operands.size(), TreeDef(LeafMark{}))),
+               TreeDef::tuple(std::vector<TreeDef>(out.size(), TreeDef(LeafMark{}))));
+}
+
 }  // namespace evoxc

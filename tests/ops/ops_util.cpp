@@ -13,20 +13,7 @@ std::vector<DType> all_dtypes() {
   return out;
 }
 
-Graph one_op_graph(const OpDef& def, const SampleCall& call) {
-  std::vector<TensorType> out = infer_result_types(def, call.operands, call.attrs);
-  auto module = std::make_shared<Module>();
-  Function& f = module->add_function("main");
-  std::vector<Value*> args;
-  for (const auto& ty : call.operands) args.push_back(f.entry().add_argument(ty));
-  Operation* op = f.entry().append(def, args, out, call.attrs);
-  std::vector<Value*> results;
-  for (const auto& r : op->results()) results.push_back(r.get());
-  f.entry().append(get_op("return"), results, {});
-  f.result_types() = out;
-  return Graph(module, TreeDef::tuple(std::vector<TreeDef>(call.operands.size(), TreeDef(LeafMark{}))),
-               TreeDef::tuple(std::vector<TreeDef>(out.size(), TreeDef(LeafMark{}))));
-}
+Graph one_op_graph(const OpDef& def, const SampleCall& call) { return sample_graph(def, call); }
 
 SampleCall sample_call(const OpDef& def, DType t) {
   if (!def.sample) throw InternalError("op '" + def.name + "' has no sample call");

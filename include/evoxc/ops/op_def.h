@@ -128,6 +128,11 @@ const std::vector<const OpDef*>& all_ops();
 std::vector<TensorType> infer_result_types(const OpDef& def, std::span<const TensorType> operands,
                                            const AttrMap& attrs);
 
+// The graph of one call of `def` as `sample` gives it: main takes the sample's operands and
+// returns the op's results (types from inference). Ops with regions get empty regions: the
+// caller builds them. Generated checks of every rule table run these graphs.
+Graph sample_graph(const OpDef& def, const OpSample& sample);
+
 // The full verifier: verify_structure plus, for every op, a registered name, the attribute
 // schema, and result types equal to what inference gives. VerifyError on failure.
 void verify(const Graph& g);

@@ -1,0 +1,90 @@
+"""The real consumer of exported StableHLO in tests: jaxlib's MLIR context (parse + verify with the StableHLO
+dialect) and XLA's CPU compiler (compile + run), and the comparison with the interpreter."""
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+from jax._src import xla_bridge  # noqa: E402
+from jax._src.interpreters import mlir as jax_mlir  # noqa: E402
+from jax._src.lib import xla_client  # noqa: E402
+from jax._src.lib.mlir import ir  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import evoxc  # noqa: E402
+
+_BACKEND = xla_bridge.get_backend("cpu")
+
+
+def verify_text(text):
+    """Parses and verifies StableHLO text with jaxlib's dialects; returns the error text or None."""
+    with jax_mlir.make_ir_context():
+        try:
+            module = ir.Module.parse(text)
+        except Exception as e:  # noqa: BLE001  (MLIR raises its own error types)
+            return f"parse: {e}"
+        if not module.operation.verify():
+            return "verify failed"
+    return None
+
+
+def xla_run(text, inputs):
+    """Compiles the text with XLA's CPU compiler and runs it on numpy inputs; returns numpy outputs."""
+    exe = _BACKEND.compile_and_load(text, xla_client.DeviceList(tuple(_BACKEND.local_devices()[:1])),
+                                    xla_client.CompileOptions())
+    bufs = [jax.device_put(np.asarray(x)) for x in inputs]
+    outs = exe.execute_sharded(bufs).disassemble_into_single_device_arrays()
+    return [np.asarray(o[0]) for o in outs]
+
+
+TOLERANCE = {"float64": (1e-12, 1e-300), "float32": (2e-5, 1e-6), "float16": (2e-3, 1e-4), "bfloat16": (2e-2, 1e-3)}
+
+
+def assert_same(got, want, what):
+    """Integers, bools and comparisons exactly; floats within the dtype's tolerance (NaN where NaN)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
+    name = str(want.dtype)
+    if name not in TOLERANCE:
+        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs {want.dtype}"
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    rtol, atol = TOLERANCE[name]
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+def random_input(spec_shape, dtype_name, rng):
+    shape = tuple(int(d) for d in spec_shape)
+    if dtype_name == "bool":
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    if dtype_name.startswith("int") or dtype_name.startswith("uint"):
+        info = np.iinfo(np.dtype(dtype_name))
+        lo, hi = max(info.min, -20), min(info.max, 20)
+        return rng.integers(lo, hi + 1, shape).astype(dtype_name)
+    if dtype_name == "bfloat16":
+        return (rng.standard_normal(shape) * 2).astype(np.float32)  # converted by evoxc.tensor
+    return (rng.standard_normal(shape) * 2).astype(dtype_name)
+
+
+def check_graph(graph, inputs, what):
+    """Exports `graph`, verifies the text with jaxlib, runs it on XLA and compares with the interpreter."""
+    text = evoxc.export_stablehlo(graph)
+    err = verify_text(text)
+    assert err is None, f"{what}: {err}\n{text}"
+    want = [t.numpy() if hasattr(t, "numpy") else np.asarray(t) for t in _flat(evoxc.run(evoxc.build(graph), *inputs))]
+    got = xla_run(text, [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in inputs])
+    assert len(got) == len(want), what
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert_same(g, w, f"{what} result {i}")
+    return text
+
+
+def _flat(out):
+    if isinstance(out, (list, tuple)):
+        r = []
+        for o in out:
+            r.extend(_flat(o))
+        return r
+    return [out]
