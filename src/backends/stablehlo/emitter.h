@@ -44,7 +44,8 @@ class Emitter {
   explicit Emitter(std::string* out) : out_(out) {}
 
   // One op in generic form: `%vN = "stablehlo.<name>"(operands) <attrs> : (types) -> results`
-  // (attrs is "{...}" or empty). Returns the results' values.
+  // (attrs is "{...}" or empty). A name with a dialect prefix ("chlo.erf") is written as it is.
+  // Returns the results' values.
   std::vector<Val> op(const std::string& name, std::span<const Val> operands, const std::string& attrs,
                       std::span<const TensorType> results);
   Val op1(const std::string& name, std::span<const Val> operands, const std::string& attrs, const TensorType& result);

@@ -147,7 +147,9 @@ std::vector<Val> Emitter::op_with_regions(const std::string& name, std::span<con
   std::string lhs = results.empty()       ? ""
                     : results.size() == 1 ? id + " = "
                                           : id + ":" + std::to_string(results.size()) + " = ";
-  std::string head = lhs + "\"stablehlo." + name + "\"(" + names_of(operands) + ")";
+  // A name with a dialect ("chlo.erf") stands as it is; a bare one is StableHLO's.
+  std::string full = name.find('.') == std::string::npos ? "stablehlo." + name : name;
+  std::string head = lhs + "\"" + full + "\"(" + names_of(operands) + ")";
   std::string tail = (attrs.empty() ? "" : " " + attrs) + " : (" + types_of(operands) + ") -> ";
   tail += results.size() == 1 ? tensor_type(results[0]) : "(" + types_of(results) + ")";
   if (num_regions == 0) {
