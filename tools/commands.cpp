@@ -267,6 +267,12 @@ Graph load_graph(const std::string& path) {
 
 void cmd_print(const std::string& path, std::ostream& out) { out << load_graph(path).to_string(); }
 
+void cmd_lower(const std::string& path, const std::string& backend, std::ostream& out) {
+  out << lower(load_graph(path), backend).text();
+}
+
+std::string backend_list() { return join(backend_names(), ", "); }
+
 void cmd_verify(const std::string& path, std::ostream& out) {
   Graph g = load_graph(path);
   verify(g);  // VerifyError/TypeError/ShapeError on failure

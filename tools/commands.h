@@ -25,6 +25,10 @@ Graph load_graph(const std::string& path);
 
 void cmd_print(const std::string& path, std::ostream& out);
 void cmd_verify(const std::string& path, std::ostream& out);
+// The lowered program's text (lower(graph, backend).text()).
+void cmd_lower(const std::string& path, const std::string& backend, std::ostream& out);
+// "interp, stablehlo": the backends of this build.
+std::string backend_list();
 
 // The `run` subcommand's arguments (evoxc::RunOptions is what they become for the call).
 struct RunArgs {

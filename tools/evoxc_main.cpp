@@ -32,6 +32,11 @@ int main(int argc, char** argv) {
   CLI::App* verify = app.add_subcommand("verify", "Run the full verifier on a graph; prints \"ok: ...\" or the error");
   verify->add_option("FILE", graph_path, "a .evoxcgraph file (or EvoXIR text)")->required();
 
+  std::string lower_backend = "interp";
+  CLI::App* lower = app.add_subcommand("lower", "Print a graph lowered for a backend (stablehlo: StableHLO MLIR text)");
+  lower->add_option("FILE", graph_path, "a .evoxcgraph file (or EvoXIR text)")->required();
+  lower->add_option("-b,--backend", lower_backend, "the backend: " + cli::backend_list())->capture_default_str();
+
   cli::RunArgs run_opts;
   CLI::App* run = app.add_subcommand(
       "run", "Run a graph on the interpreter with .npy inputs; writes DIR/out<i>.npy per output leaf");
@@ -168,6 +173,7 @@ int main(int argc, char** argv) {
   try {
     if (*print) cli::cmd_print(graph_path, std::cout);
     if (*verify) cli::cmd_verify(graph_path, std::cout);
+    if (*lower) cli::cmd_lower(graph_path, lower_backend, std::cout);
     if (*run) cli::cmd_run(run_opts, std::cout);
     if (*ops) cli::cmd_ops(markdown, std::cout);
     if (*devices) cli::cmd_devices(std::cout);
