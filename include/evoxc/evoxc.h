@@ -15,6 +15,7 @@
 #include "evoxc/ops/op_def.h"
 #include "evoxc/ops/rule_table.h"
 #include "evoxc/passes/passes.h"
+#include "evoxc/pipeline/cache.h"
 #include "evoxc/pipeline/pipeline.h"
 #include "evoxc/trace/call.h"
 #include "evoxc/trace/control.h"

@@ -11,6 +11,7 @@
 
 #include "bind.h"
 #include "evoxc/backends/stablehlo.h"
+#include "evoxc/pipeline/cache.h"
 
 namespace evoxc::py {
 
@@ -164,6 +165,29 @@ void bind_pipeline(nb::module_& m) {
         return compile(l, compile_options(opt_level, flags));
       },
       nb::arg("lowered"), nb::arg("opt_level") = nb::none(), nb::arg("flags") = std::vector<std::string>{});
+  nb::class_<DiskCache>(m, "DiskCache",
+                        "Compiled artifacts on disk (EVOXC_CACHE_DIR, else ~/.cache/evoxc), keyed by a hash of the "
+                        "lowered text, the compile options, the backend and this CPU; written atomically, shared by "
+                        "processes. compile(lowered) returns (artifact, hit).")
+      .def(nb::init<std::string>(), nb::arg("dir") = "")
+      .def_prop_ro("dir", &DiskCache::dir)
+      .def(
+          "key",
+          [](const DiskCache& c, const LoweredProgram& l, nb::handle opt_level, const std::vector<std::string>& flags) {
+            return c.key(l, compile_options(opt_level, flags));
+          },
+          nb::arg("lowered"), nb::arg("opt_level") = nb::none(), nb::arg("flags") = std::vector<std::string>{})
+      .def("path", &DiskCache::path, nb::arg("key"))
+      .def(
+          "compile",
+          [](const DiskCache& c, const LoweredProgram& l, nb::handle opt_level, const std::vector<std::string>& flags) {
+            bool hit = false;
+            CompiledArtifact a = c.compile(l, compile_options(opt_level, flags), &hit);
+            return nb::make_tuple(a, hit);
+          },
+          nb::arg("lowered"), nb::arg("opt_level") = nb::none(), nb::arg("flags") = std::vector<std::string>{})
+      .def_static("host_cpu", &DiskCache::host_cpu)
+      .def("__repr__", [](const DiskCache& c) { return "DiskCache(dir='" + c.dir() + "')"; });
   m.def(
       "_load", [](const CompiledArtifact& a, const Device& d) { return load(a, d); }, nb::arg("artifact"),
       nb::arg("device"));

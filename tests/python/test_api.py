@@ -592,3 +592,24 @@ def test_transformed_functions_compose_inside_a_trace():
     with pytest.raises(evoxc.TraceError, match="takes tensor<3xf32>"):
         evoxc.trace(lambda a: evoxc.call(inner, a), TensorSpec((4,)))
     assert evoxc.trace(lambda a: evoxc.call(inner, a) + 1.0, s).num_ops >= 2
+
+
+def test_disk_cache_shared_between_processes(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import time, evoxc
+        g = evoxc.trace(lambda x: evoxc.tanh(x * x + 1.0), evoxc.TensorSpec((4,)))
+        t0 = time.perf_counter()
+        art, hit = evoxc.DiskCache({str(tmp_path)!r}).compile(evoxc.lower(g))
+        dt = time.perf_counter() - t0
+        print(hit, evoxc.run(evoxc.load(art), evoxc.ones((4,))).numpy().tolist(), dt)
+    """)
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+            for _ in range(2)]
+    assert runs[0][0] == "False" and runs[1][0] == "True"
+    assert runs[0][1:-1] == runs[1][1:-1]
+    assert len(list(tmp_path.iterdir())) == 1
+    assert "features" in evoxc.DiskCache.host_cpu()
