@@ -361,7 +361,7 @@ void cmd_devices(std::ostream& out) {
     for (Device::Kind k : c.device_kinds) kinds.emplace_back(Device(k, 0).kind_name());
     for (DType t : c.dtypes) dts.emplace_back(dtype_name(t));
     auto yn = [](bool b) { return b ? "yes" : "no"; };
-    out << "  " << name << ": devices " << join(kinds, ", ") << "; symbolic shapes " << yn(c.symbolic_shapes)
+    out << "  " << name << ": devices " << (kinds.empty() ? std::string("none (an export target)") : join(kinds, ", ")) << "; symbolic shapes " << yn(c.symbolic_shapes)
         << "; regions " << yn(c.regions) << "; serializable artifact " << yn(c.serializable_artifact) << "; dtypes "
         << join(dts, ", ") << "; batch cost model " << c.batch_cost.dispatch_seconds * 1e9 << " ns/dispatch + "
         << c.batch_cost.element_seconds * 1e9 << " ns/element\n";
