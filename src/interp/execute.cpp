@@ -1,9 +1,16 @@
 // execute(): binds symbolic dims, validates inputs and outputs, then walks the prepared instructions.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <ctime>
+#include <exception>
 #include <limits>
+#include <mutex>
 
 #include "evoxc/core/error.h"
 #include "program.h"
+#include "thread_pool.h"
 
 namespace evoxc::interp {
 
@@ -209,6 +216,248 @@ Tensor allocate_output(const Program& p, size_t j, const int64_t* shape, size_t 
   }
 }
 
+// One concurrent segment of a stream schedule, run by parallel_run's tasks. Its per-call state
+// lives here, on the caller's stack: nothing is allocated per call.
+//
+// A lane is run by whichever thread claims it; a thread whose next step waits for a lane that
+// nobody runs claims that lane and runs it itself up to the count it needs, then lets it go.
+// So the segment completes whatever the pool does: one thread alone (a worker running a call,
+// set_num_threads(1) after prepare, a pool busy with another call) runs every lane in turn.
+// Why this cannot deadlock: every lane lists its steps in one topological order of the graph
+// (the planner's emission order), and a wait names a step before the waiting one in that
+// order. A thread blocks only on a lane another thread holds, whose current step comes before
+// the step it waits for, so following who-waits-on-whom strictly goes back in that order and
+// ends at a thread that can run. A thread that runs a lane for another lane's wait runs it only
+// up to the step needed, all of which come before the waiting step: they never need more of
+// the lane it left (already done that far).
+//
+// Waiting: a short spin (a wait is usually for a step running on another core right now), then
+// helping (ready steps of a lane nobody holds, never blocking inside it), then sleeping until
+// the lane gets there: on a machine with fewer free cores than lanes, a spinning waiter would
+// take the core from the very thread it waits for.
+class SegmentRun {
+ public:
+  SegmentRun(const Program& p, const Frame& frame, const StreamSchedule::Segment& seg)
+      : p_(p), frame_(frame), lanes_(p.streams.lanes.data() + seg.lane_begin), n_(seg.lane_end - seg.lane_begin) {}
+
+  // Runs every lane with the pool's help. Rethrows the first exception a kernel raised, once
+  // every lane has stopped.
+  void run() {
+    parallel_run(
+        n_, [](void* c, int64_t i) { static_cast<SegmentRun*>(c)->task(static_cast<uint32_t>(i)); }, this);
+    if (error_) std::rethrow_exception(error_);
+  }
+  // Runs every lane on the caller.
+  void run_alone() {
+    task(0);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  struct alignas(64) LaneState {   // one cache line each: lanes publish progress independently
+    std::atomic<int32_t> done{0};  // steps completed; their writes are visible to an acquire
+    std::atomic<bool> claimed{false};
+    // The smallest count a sleeper waits for (INT32_MAX: none), so that publishing a step
+    // wakes sleepers only when one of them can go on.
+    std::atomic<int32_t> wanted{INT32_MAX};
+  };
+
+  // One pool task: claims lanes, starting at its own, while any is left unclaimed. A lane
+  // another thread holds is finished by it; one it lets go unfinished, after running it for a
+  // wait, it picks up again in its own task. So a task may leave as soon as nothing is free
+  // (parallel_run then waits for the others).
+  void task(uint32_t first) {
+    for (bool ran = true; ran && !failed();) {
+      ran = false;
+      for (uint32_t i = 0; i < n_ && !failed(); ++i) {
+        uint32_t l = (first + i) % n_;
+        if (state_[l].done.load(std::memory_order_acquire) >= length(l) || !claim(l)) continue;
+        run_lane(l, length(l));
+        unclaim(l);
+        ran = true;
+      }
+    }
+  }
+
+  int32_t length(uint32_t l) const { return static_cast<int32_t>(lanes_[l].step_end - lanes_[l].step_begin); }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  bool claim(uint32_t l) {
+    LaneState& s = state_[l];
+    // Acquire: the previous holder's steps (and their writes) happen before ours.
+    return !s.claimed.load(std::memory_order_relaxed) && !s.claimed.exchange(true, std::memory_order_acquire);
+  }
+
+  // Stores that sleepers wait for are sequentially consistent, and the waker then looks for
+  // sleepers: either a sleeper's check (under the mutex) sees the store, or the waker sees
+  // the sleeper's registration and notifies under the mutex.
+  void unclaim(uint32_t l) {
+    state_[l].claimed.store(false, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) notify();
+  }
+  void publish(uint32_t l, int32_t done) {
+    state_[l].done.store(done, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0 && done >= state_[l].wanted.load(std::memory_order_seq_cst)) {
+      state_[l].wanted.store(INT32_MAX, std::memory_order_seq_cst);  // sleepers still short re-register
+      notify();
+    }
+  }
+  void notify() {
+    { std::lock_guard<std::mutex> lk(mu_); }  // a sleeper is either before its check or waiting
+    cv_.notify_all();
+  }
+
+  // Sleeps until lane `l` has `count` steps done, or is let go unfinished, or some lane failed.
+  void sleep_until(uint32_t l, int32_t count) {
+    LaneState& s = state_[l];
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      for (;;) {
+        int32_t w = s.wanted.load(std::memory_order_seq_cst);
+        while (count < w && !s.wanted.compare_exchange_weak(w, count, std::memory_order_seq_cst)) {
+        }
+        if (s.done.load(std::memory_order_seq_cst) >= count || !s.claimed.load(std::memory_order_seq_cst) || failed())
+          break;
+        cv_.wait(lk);
+      }
+    }
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  // Runs lane `l` (claimed) until `until` steps are done, or until some lane failed.
+  void run_lane(uint32_t l, int32_t until) {
+    const StreamSchedule& st = p_.streams;
+    for (int32_t pos = state_[l].done.load(std::memory_order_relaxed); pos < until && !failed(); ++pos) {
+      const StreamSchedule::Step& step = st.steps[lanes_[l].step_begin + static_cast<uint32_t>(pos)];
+      for (uint32_t w = step.wait_begin; w < step.wait_end; ++w) wait_for(l, st.waits[w].lane, st.waits[w].count);
+      if (failed()) return;
+      // The next kernel object, whose vtable pointer the next call waits on: steps visit the
+      // kernels out of their order in memory, so the hardware prefetcher does not.
+      if (pos + 1 < until) __builtin_prefetch(p_.kernels[st.steps[lanes_[l].step_begin + pos + 1].kernel].get());
+      run_step(step);
+      publish(l, pos + 1);
+    }
+  }
+
+  void run_step(const StreamSchedule::Step& step) {
+    // Kernels do not throw (control flow, which can, never gets a schedule); should one
+    // still, every lane stops and run() rethrows once all have.
+    try {
+      p_.kernels[step.kernel]->run(frame_);
+    } catch (...) {
+      if (!failed_.exchange(true, std::memory_order_seq_cst)) error_ = std::current_exception();
+      notify();
+    }
+  }
+
+  // Lane `self`'s next step needs `count` steps of lane `l`.
+  void wait_for(uint32_t self, uint32_t l, int32_t count) {
+    for (int spins = 0;;) {
+      if (state_[l].done.load(std::memory_order_acquire) >= count || failed()) return;
+      if (claim(l)) {
+        run_lane(l, count);
+        unclaim(l);
+        continue;
+      }
+      if (++spins < kSpins) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        continue;
+      }
+      spins = 0;
+      if (!help(self)) sleep_until(l, count);
+    }
+  }
+
+  // Runs a few ready steps (those whose waits are met) of some lane nobody holds, other than
+  // `self`; never blocks. Returns whether it ran any. A few: the lane this thread holds may be
+  // able to go on by then, and others may be waiting for it.
+  bool help(uint32_t self) {
+    const StreamSchedule& st = p_.streams;
+    for (uint32_t u = 0; u < n_; ++u) {
+      if (u == self || state_[u].done.load(std::memory_order_relaxed) >= length(u) || !claim(u)) continue;
+      int32_t pos = state_[u].done.load(std::memory_order_relaxed), start = pos;
+      for (int32_t end = std::min(length(u), pos + kHelpSteps); pos < end && !failed(); ++pos) {
+        const StreamSchedule::Step& step = st.steps[lanes_[u].step_begin + static_cast<uint32_t>(pos)];
+        bool ready = true;
+        for (uint32_t w = step.wait_begin; ready && w < step.wait_end; ++w)
+          ready = state_[st.waits[w].lane].done.load(std::memory_order_acquire) >= st.waits[w].count;
+        if (!ready) break;
+        run_step(step);
+        publish(u, pos + 1);
+      }
+      unclaim(u);
+      if (pos > start) return true;
+    }
+    return false;
+  }
+
+  // About a microsecond of spinning before a waiter looks for other work or sleeps.
+  static constexpr int kSpins = 256;
+  static constexpr int32_t kHelpSteps = 4;
+
+  const Program& p_;
+  const Frame& frame_;
+  const StreamSchedule::Lane* lanes_;
+  const uint32_t n_;
+  LaneState state_[StreamSchedule::kMaxLanes];
+  std::atomic<bool> failed_{false};
+  std::exception_ptr error_;
+  std::atomic<int> sleepers_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+// This thread's CPU time, in nanoseconds.
+int64_t thread_cpu_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// The kernels of one call: in op order, or by the plan's stream schedule.
+//
+// A call whose caller was off its core for more than a quarter of its concurrent segments
+// (asleep, waiting for a lane a pool thread held; or preempted) ran on a machine busier than
+// it has cores, where the lanes would have gone faster on the caller alone: the next calls then
+// run every lane on the caller, for a count of calls that doubles while this repeats (up to
+// 256) and resets once a call goes well. Results do not depend on it (nor on any interleaving).
+void run_kernels(const Program& p, const Frame& frame) {
+  const StreamSchedule& st = p.streams;
+  if (st.segments.empty()) {
+    for (const KernelPtr& k : p.kernels)
+      if (k) k->run(frame);
+    return;
+  }
+  Program::StreamLoad& load = p.stream_load;
+  const bool alone = load.alone_calls.load(std::memory_order_relaxed) > 0;
+  if (alone) load.alone_calls.fetch_sub(1, std::memory_order_relaxed);
+  int64_t wall = 0, busy = 0;
+  for (const StreamSchedule::Segment& seg : st.segments) {
+    if (seg.lane_end - seg.lane_begin == 1) {
+      const StreamSchedule::Lane& lane = st.lanes[seg.lane_begin];
+      for (uint32_t i = lane.step_begin; i < lane.step_end; ++i) p.kernels[st.steps[i].kernel]->run(frame);
+    } else if (alone) {
+      SegmentRun(p, frame, seg).run_alone();
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      int64_t c0 = thread_cpu_ns();
+      SegmentRun(p, frame, seg).run();
+      busy += thread_cpu_ns() - c0;
+      wall += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+  }
+  if (alone) return;
+  if (4 * (wall - busy) > wall) {
+    int32_t next = std::min(256, std::max(1, 2 * load.backoff.load(std::memory_order_relaxed)));
+    load.backoff.store(next, std::memory_order_relaxed);
+    load.alone_calls.store(next, std::memory_order_relaxed);
+  } else {
+    load.backoff.store(0, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace
 
 RunBudget::RunBudget(const RunLimits& limits)
@@ -317,8 +566,7 @@ void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor>
   }
 
   Frame frame{f->ptr.data(), dims, numel, f->syms.data(), &budget};
-  for (const KernelPtr& k : p.kernels)
-    if (k) k->run(frame);
+  run_kernels(p, frame);
 
   // Copies after the run: outputs that are inputs, constants, views or repeats first, then
   // the staged ones (their sources never overlap a caller buffer).
@@ -368,8 +616,7 @@ void execute_block(const Program& p, const BlockCall& c, Program::FrameData& fd)
       f->ptr[v] = c.out[s.index];
   }
   Frame frame{f->ptr.data(), dims, numel, f->syms.data(), c.budget};
-  for (const KernelPtr& k : p.kernels)
-    if (k) k->run(frame);
+  run_kernels(p, frame);
   for (size_t j = 0; j < p.output_value.size(); ++j) {
     uint32_t v = p.output_value[j];
     size_t bytes = static_cast<size_t>(numel[v]) * size_of(p.values[v].dtype());

@@ -267,6 +267,40 @@ void check_host_memory(size_t bytes, const std::string& what);
 // numpy's shape text: "(5, 3)", "(4,)", "()".
 std::string shape_text(const int64_t* dims, size_t rank);
 
+// A static multi-stream schedule of a top-level plan, decided at prepare (plan_streams in
+// program.cpp) so that independent kernels run on several threads. Segments run one after
+// another, with a full join between them; a segment is `lanes` [lane_begin, lane_end): one lane
+// runs on the caller in order (kernels that use every thread themselves, or work too small to
+// share), several run concurrently, one pool task each. Before a step, its lane waits until
+// each lane named by its waits has completed `count` steps of this segment. Every lane lists
+// its kernels in one topological order of the graph, which is what makes any interleaving of
+// the lanes, including one thread running them all, free of deadlock (see execute.cpp).
+struct StreamSchedule {
+  struct Wait {
+    uint32_t lane;  // within the segment
+    int32_t count;
+  };
+  struct Step {
+    uint32_t kernel;  // index in Program::kernels
+    uint32_t wait_begin, wait_end;
+  };
+  struct Lane {
+    uint32_t step_begin, step_end;
+  };
+  struct Segment {
+    uint32_t lane_begin, lane_end;
+  };
+  // The most lanes of a segment: a run keeps their per-call state on its stack. More lanes
+  // would split little work into many waits; wider machines still use every thread in the
+  // large kernels.
+  static constexpr uint32_t kMaxLanes = 8;
+  std::vector<Segment> segments;
+  std::vector<Lane> lanes;
+  std::vector<Step> steps;
+  std::vector<Wait> waits;
+  uint32_t max_lanes = 0;  // the widest segment; 0 when the plan runs in op order
+};
+
 class Program {
  public:
   enum class StorageKind : uint8_t { Input, Constant, Output, Temp };
@@ -323,8 +357,18 @@ class Program {
   size_t static_arena = 0;
   std::vector<Tensor> constants;
 
-  // Instructions, in op order.
+  // Instructions, in op order (null for ops that need none: views, constants, and members
+  // of a fused run, which its first member's kernel runs).
   std::vector<KernelPtr> kernels;
+  // When not empty, kernels run in this order, partly concurrently, rather than in op order;
+  // the storage plan above was made for it.
+  StreamSchedule streams;
+  // How the schedule fared lately (execute.cpp): calls left to run every lane on the caller,
+  // and the count to use next time the pool's threads leave the caller waiting.
+  struct StreamLoad {
+    std::atomic<int32_t> alone_calls{0}, backoff{0};
+  };
+  mutable StreamLoad stream_load;
 
   // Outputs: the value each output leaf holds; `direct` when its producer writes the
   // caller's buffer, otherwise it is copied after the run.
@@ -356,6 +400,10 @@ struct Program::FrameData {
   ~FrameData();
   void reserve_arena(size_t bytes);
 };
+
+// The number of threads a prepared plan's kernels may run on at once: the widest segment of
+// its stream schedule, 1 when it runs in op order (a test hook).
+inline int num_streams(const Program& p) { return p.streams.max_lanes > 1 ? static_cast<int>(p.streams.max_lanes) : 1; }
 
 // execute_block on a frame the caller holds (a control kernel keeps its regions' frames
 // across iterations rather than leasing one per call).
