@@ -1,6 +1,8 @@
 """The real consumer of exported StableHLO in tests: jaxlib's MLIR context (parse + verify with the StableHLO
 dialect) and XLA's CPU compiler (compile + run), and the comparison with the interpreter."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -68,13 +70,41 @@ def random_input(spec_shape, dtype_name, rng):
     return (rng.standard_normal(shape) * 2).astype(dtype_name)
 
 
+def static_main(text, arrays):
+    """The exported text with main's arguments given the arrays' static types, each converted to the symbolic type
+    the body uses (stablehlo.convert between compatible shapes), ready for jax's shape refinement."""
+    m = re.search(r"func\.func public @main\((.*?)\) -> ", text)
+    sig, casts = [], []
+    for (idx, ty), a in zip(re.findall(r"%arg(\d+): (tensor<[^>]*>)", m.group(1)), arrays):
+        elt = ty[len("tensor<"):-1].split("x")[-1]
+        st = "tensor<" + "".join(f"{d}x" for d in a.shape) + elt + ">"
+        sig.append(f"%sarg{idx}: {st}")
+        casts.append(f'    %arg{idx} = "stablehlo.convert"(%sarg{idx}) : ({st}) -> {ty}\n')
+    text = text[:m.start(1)] + ", ".join(sig) + text[m.end(1):]
+    body = text.index("{\n", text.index("func.func")) + 2
+    return text[:body] + "".join(casts) + text[body:]
+
+
+def runnable(text, arrays):
+    """XLA compiles static shapes only: a module with symbolic (`?`) extents gets main's arguments the arrays'
+    static types and goes through jax's own shape refinement (the path of jax.export's shape polymorphism)."""
+    if "?" not in text:
+        return text
+    with jax_mlir.make_ir_context():
+        return str(jax_mlir.refine_polymorphic_shapes(ir.Module.parse(static_main(text, arrays))))
+
+
 def check_graph(graph, inputs, what):
-    """Exports `graph`, verifies the text with jaxlib, runs it on XLA and compares with the interpreter."""
+    """Exports `graph`, verifies the text with jaxlib (as exported, symbolic extents included), runs it on XLA and
+    compares with the interpreter. `inputs`: one argument per graph argument (pytrees of tensors)."""
     text = evoxc.export_stablehlo(graph)
     err = verify_text(text)
     assert err is None, f"{what}: {err}\n{text}"
     want = [t.numpy() if hasattr(t, "numpy") else np.asarray(t) for t in _flat(evoxc.run(evoxc.build(graph), *inputs))]
-    got = xla_run(text, [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in inputs])
+    # The module takes the input leaves flat, in the graph's flattening order.
+    leaves = evoxc.tree_flatten(tuple(inputs))[0]
+    arrays = [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in leaves]
+    got = xla_run(runnable(text, arrays), arrays)
     assert len(got) == len(want), what
     for i, (g, w) in enumerate(zip(got, want)):
         assert_same(g, w, f"{what} result {i}")

@@ -46,7 +46,7 @@ def test_while_loop_newton_and_zero_steps():
             y, _ = s
             return 0.5 * (y + x / y), y
 
-        y, _ = evoxc.while_loop(cond_fn, body_fn, (x, evoxc.zeros((), evoxc.float32)))
+        y, _ = evoxc.while_loop(cond_fn, body_fn, (x, evoxc.fill((), 0.0)))
         return y
 
     g = evoxc.trace(f, TensorSpec((), evoxc.float32))
@@ -78,7 +78,7 @@ def test_scan_symbolic_length_and_fori_loop():
     n = evoxc.dim("N")
 
     def f(xs):
-        return evoxc.scan(lambda c, x: (c + x, c), evoxc.zeros((2,), evoxc.float32), xs)
+        return evoxc.scan(lambda c, x: (c + x, c), evoxc.fill((2,), 0.0), xs)
 
     g = evoxc.trace(f, TensorSpec((n, 2)))
     for rows in (0, 1, 4):
@@ -93,7 +93,7 @@ def test_scan_symbolic_length_and_fori_loop():
 def test_nested_control_flow():
     def f(p, x):
         def inner(a):
-            return evoxc.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * a), (evoxc.zeros((), evoxc.int32), a))[1]
+            return evoxc.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * a), (evoxc.fill((), 0, evoxc.int32), a))[1]
 
         return evoxc.cond(p, inner, lambda a: -a, x)
 

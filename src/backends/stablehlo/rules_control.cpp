@@ -61,13 +61,35 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
   }
   TensorType i64 = scalar_type(DType::I64);
   Val length = e.extent(length_dim);
+  // A one-row slice or update of a tensor whose leading extent may be 0 is ill-typed once the
+  // extent is known, even in a loop that never runs: when the length is not a known positive
+  // constant, xs get one padding row and ys one spare row, sliced off after the loop.
+  bool spare = !length_dim.is_const() || length_dim.value() == 0;
+  auto with_row = [&](const TensorType& t) {
+    Shape s = t.shape;
+    s.dims()[0] = s.dims()[0] + DimExpr(1);
+    return TensorType(t.dtype, s);
+  };
   std::vector<Val> init{e.splat(Attribute(int64_t{0}), DType::I64, Shape{})};
   init.insert(init.end(), in.begin(), in.begin() + static_cast<std::ptrdiff_t>(num_carry));
-  for (size_t j = 0; j < num_ys; ++j)
-    init.push_back(e.splat(Attribute(int64_t{0}), results[num_carry + j].dtype, results[num_carry + j].shape));
+  for (size_t j = 0; j < num_ys; ++j) {
+    const TensorType& y = results[num_carry + j];
+    init.push_back(e.splat(Attribute(int64_t{0}), y.dtype, spare ? with_row(y).shape : y.shape));
+  }
   std::vector<TensorType> state;
   for (const Val& v : init) state.push_back(v.type);
   std::vector<Val> xs(in.begin() + static_cast<std::ptrdiff_t>(num_carry), in.end());
+  if (spare) {
+    for (Val& x : xs) {
+      std::vector<int64_t> lo(x.type.shape.rank(), 0), hi(x.type.shape.rank(), 0);
+      hi[0] = 1;
+      Val zero = e.splat(Attribute(int64_t{0}), x.type.dtype, Shape{});
+      x = e.op1("pad", {x, zero},
+                "{edge_padding_low = " + i64_array(lo) + ", edge_padding_high = " + i64_array(hi) +
+                    ", interior_padding = " + i64_array(lo) + "}",
+                with_row(x.type));
+    }
+  }
   TensorType pred(DType::Bool, Shape{});
   std::vector<Val> out = e.op_with_regions("while", init, "", state, 2, [&](size_t r) {
     e.region_block(state, [&](std::span<const Val> s) -> std::vector<Val> {
@@ -118,7 +140,20 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
       return next;
     });
   });
-  return std::vector<Val>(out.begin() + 1, out.end());
+  std::vector<Val> finals(out.begin() + 1, out.end());
+  if (spare) {
+    // Drop each y's spare row: [0, length) of the leading axis.
+    for (size_t j = 0; j < num_ys; ++j) {
+      Val& y = finals[num_carry + j];
+      const TensorType& want = results[num_carry + j];
+      Shape start_shape{static_cast<int64_t>(want.shape.rank())};
+      std::vector<int64_t> zeros(want.shape.rank(), 0), ones(want.shape.rank(), 1);
+      Tensor z = Tensor::from_vector(zeros, {static_cast<int64_t>(zeros.size())});
+      Tensor o = Tensor::from_vector(ones, {static_cast<int64_t>(ones.size())});
+      y = e.op1("real_dynamic_slice", {y, e.constant(z), e.shape_tensor(want.shape), e.constant(o)}, "", want);
+    }
+  }
+  return finals;
 }
 
 }  // namespace

@@ -1,8 +1,944 @@
-// StableHLO lowering rules: the structure family.
+// StableHLO lowering rules: the structure family (shape, layout, indexing, sorting, row_switch) and creation ops.
+//
+// Each rule writes evoxc's semantics (docs/semantics.md) out where StableHLO's differ or leave a case to the
+// implementation: gather reads and dynamic_slice starts clamp (StableHLO clamps too, on int64 indices we convert
+// to first), scatter drops out-of-range rows and applies duplicates in row-major order (StableHLO's schedule is
+// implementation-defined, so order-dependent combinations are made order-free or applied in rounds), sorts are
+// stable with NaN last and -0 == +0 (an explicit comparator), and symbolic extents go through the dynamic_* ops
+// with shape tensors.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "backends/stablehlo/emitter.h"
+#include "evoxc/ops/op_def.h"
+#include "evoxc/ops/row_switch.h"
+#include "evoxc/pipeline/pipeline.h"
 
 namespace evoxc::stablehlo {
+namespace {
 
-void add_structure_rules(Table& t) { (void)t; }
+using Ints = std::vector<int64_t>;
+constexpr std::span<const Val> kNoOperands{};
+
+const TensorType& rtype(const Operation& op, size_t i = 0) { return op.result(i)->type(); }
+const AttrMap& attrs(const Operation& op) { return op.attributes(); }
+
+std::string ints_list(const Ints& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+Ints iota_ints(size_t n, int64_t from = 0) {
+  Ints v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = from + static_cast<int64_t>(i);
+  return v;
+}
+
+Shape with_extent(const Shape& s, size_t axis, const DimExpr& d) {
+  Shape r = s;
+  r[axis] = d;
+  return r;
+}
+
+bool static_zero(const DimExpr& d) { return d.is_const() && d.value() == 0; }
+bool static_empty(const Shape& s) {
+  for (const DimExpr& d : s)
+    if (static_zero(d)) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small typed builders.
+
+Val scalar_i64(Emitter& e, int64_t v) { return e.splat(Attribute(v), DType::I64, Shape{}); }
+Val vector_i64(Emitter& e, const Ints& v) {
+  return e.constant(Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}));
+}
+// The value `v` of dtype `t` broadcast to `shape` (symbolic extents allowed).
+Val fill(Emitter& e, const Attribute& v, DType t, const Shape& shape) {
+  return e.broadcast_to(e.splat(v, t, Shape{}), shape);
+}
+Val zeros(Emitter& e, const TensorType& t) { return fill(e, Attribute(int64_t{0}), t.dtype, t.shape); }
+
+Val binary(Emitter& e, const char* name, const Val& a, const Val& b) { return e.op1(name, {a, b}, "", a.type); }
+Val compare(Emitter& e, const Val& a, const Val& b, const char* dir) {
+  return e.op1("compare", {a, b}, std::string("{comparison_direction = #stablehlo<comparison_direction ") + dir + ">}",
+               TensorType(DType::Bool, a.type.shape));
+}
+Val select(Emitter& e, const Val& p, const Val& a, const Val& b) { return e.op1("select", {p, a, b}, "", a.type); }
+Val logical_not(Emitter& e, const Val& p) { return e.op1("not", {p}, "", p.type); }
+// The rank-0 `s` broadcast to the shape of `like_this` (its dtype kept).
+Val like(Emitter& e, const Val& s, const Val& like_this) { return e.broadcast_to(s, like_this.type.shape); }
+
+// x reshaped to `to` (same element count): reshape, or dynamic_reshape for symbolic extents.
+Val reshape(Emitter& e, const Val& x, const Shape& to) {
+  if (x.type.shape == to) return x;
+  TensorType t(x.type.dtype, to);
+  if (to.is_static()) return e.op1("reshape", {x}, "", t);
+  return e.op1("dynamic_reshape", {x, e.shape_tensor(to)}, "", t);
+}
+
+// broadcast_in_dim with explicit dimensions (dynamic_broadcast_in_dim for symbolic extents).
+Val broadcast_dims(Emitter& e, const Val& x, const Shape& to, const Ints& dims) {
+  if (x.type.shape == to && dims == iota_ints(to.rank())) return x;
+  TensorType t(x.type.dtype, to);
+  std::string a = "{broadcast_dimensions = " + i64_array(dims) + "}";
+  if (to.is_static()) return e.op1("broadcast_in_dim", {x}, a, t);
+  return e.op1("dynamic_broadcast_in_dim", {x, e.shape_tensor(to)}, a, t);
+}
+
+// Counting 0, 1, ... along `dim` of `shape` in an integer or float dtype StableHLO's iota takes directly.
+Val iota(Emitter& e, const Shape& shape, size_t dim, DType t = DType::I64) {
+  TensorType ty(t, shape);
+  std::string a = "{iota_dimension = " + std::to_string(dim) + " : i64}";
+  if (shape.is_static()) return e.op1("iota", kNoOperands, a, ty);
+  return e.op1("dynamic_iota", {e.shape_tensor(shape)}, a, ty);
+}
+
+// Elements start, start + stride, ... below limit per axis (0 <= start <= limit <= extent).
+Val slice(Emitter& e, const Val& x, const Ints& start, const std::vector<DimExpr>& limit, const Ints& strides) {
+  std::vector<DimExpr> out;
+  bool is_static = true;
+  for (size_t i = 0; i < start.size(); ++i) {
+    out.push_back(floordiv(limit[i] - DimExpr(start[i]) + DimExpr(strides[i] - 1), DimExpr(strides[i])));
+    is_static = is_static && limit[i].is_const();
+  }
+  TensorType t(x.type.dtype, Shape(out));
+  if (t.shape == x.type.shape && std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; }))
+    return x;
+  if (is_static) {
+    Ints lim;
+    for (const DimExpr& d : limit) lim.push_back(d.value());
+    return e.op1("slice", {x},
+                 "{limit_indices = " + i64_array(lim) + ", start_indices = " + i64_array(start) +
+                     ", strides = " + i64_array(strides) + "}",
+                 t);
+  }
+  return e.op1("real_dynamic_slice", {x, vector_i64(e, start), e.shape_tensor(Shape(limit)), vector_i64(e, strides)},
+               "", t);
+}
+
+// Elements [start, limit) along one axis, the other axes whole.
+Val slice_axis(Emitter& e, const Val& x, size_t axis, int64_t start, const DimExpr& limit) {
+  size_t r = x.type.rank();
+  Ints starts(r, 0), strides(r, 1);
+  starts[axis] = start;
+  std::vector<DimExpr> limits = x.type.shape.dims();
+  limits[axis] = limit;
+  return slice(e, x, starts, limits, strides);
+}
+
+Val concatenate(Emitter& e, const std::vector<Val>& parts, size_t axis, const TensorType& t) {
+  if (parts.size() == 1) return parts.front();
+  return e.op1("concatenate", parts, "{dimension = " + std::to_string(axis) + " : i64}", t);
+}
+
+// x padded with `value` (rank 0): low/high may be negative (crop), interior >= 0.
+Val pad(Emitter& e, const Val& x, const Val& value, const Ints& low, const Ints& high, const Ints& interior,
+        const Shape& result) {
+  return e.op1("pad", {x, value},
+               "{edge_padding_high = " + i64_array(high) + ", edge_padding_low = " + i64_array(low) +
+                   ", interior_padding = " + i64_array(interior) + "}",
+               TensorType(x.type.dtype, result));
+}
+
+// x with one zero appended on each symbolic axis of `axes`: a gather whose indexed axis may be empty at run time
+// then still has an element to clamp to (the caller masks or clamps so it is never read as data).
+Val pad_symbolic_axes(Emitter& e, const Val& x, const Ints& axes) {
+  size_t r = x.type.rank();
+  Ints low(r, 0), high(r, 0), interior(r, 0);
+  Shape s = x.type.shape;
+  bool any = false;
+  for (int64_t a : axes) {
+    auto i = static_cast<size_t>(a);
+    if (s[i].is_const() || high[i] != 0) continue;
+    high[i] = 1;
+    s[i] = s[i] + DimExpr(1);
+    any = true;
+  }
+  if (!any) return x;
+  return pad(e, x, e.splat(Attribute(int64_t{0}), x.type.dtype, Shape{}), low, high, interior, s);
+}
+
+Val reduce(Emitter& e, const Val& x, const Val& init, const Ints& dims, const char* combiner) {
+  TensorType s(x.type.dtype, Shape{});
+  std::vector<DimExpr> out;
+  for (size_t i = 0; i < x.type.rank(); ++i)
+    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(i)) == dims.end()) out.push_back(x.type.shape[i]);
+  TensorType rt(x.type.dtype, Shape(out));
+  Val operands[] = {x, init};
+  return e
+      .op_with_regions("reduce", operands, "{dimensions = " + i64_array(dims) + "}", std::span(&rt, 1), 1,
+                       [&](size_t) {
+                         TensorType args[] = {s, s};
+                         e.region_block(args, [&](std::span<const Val> a) -> std::vector<Val> {
+                           return {e.op1(combiner, {a[0], a[1]}, "", s)};
+                         });
+                       })
+      .front();
+}
+Val any_true(Emitter& e, const Val& p) {
+  return reduce(e, p, e.splat(Attribute(false), DType::Bool, Shape{}), iota_ints(p.type.rank()), "or");
+}
+
+// Index values as int64. Unsigned 64-bit values above INT64_MAX count as INT64_MAX (evoxc reads indices so),
+// where a plain convert would wrap them negative.
+Val index_i64(Emitter& e, const Val& i) {
+  if (i.type.dtype == DType::U64) {
+    Val cap = like(e, e.splat(Attribute(std::numeric_limits<int64_t>::max()), DType::U64, Shape{}), i);
+    return e.convert(binary(e, "minimum", i, cap), DType::I64);
+  }
+  return e.convert(i, DType::I64);
+}
+
+std::string gather_dims(const Ints& offset, const Ints& collapsed, const Ints& start_map, size_t ivd) {
+  std::vector<std::string> parts;
+  if (!offset.empty()) parts.push_back("offset_dims = " + ints_list(offset));
+  if (!collapsed.empty()) parts.push_back("collapsed_slice_dims = " + ints_list(collapsed));
+  if (!start_map.empty()) parts.push_back("start_index_map = " + ints_list(start_map));
+  parts.push_back("index_vector_dim = " + std::to_string(ivd));
+  std::string s = "#stablehlo.gather<";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s + ">";
+}
+
+// StableHLO gather (dynamic_gather when a slice size is symbolic). Start indices clamp into range.
+Val gather(Emitter& e, const Val& x, const Val& idx, const std::string& dnums, const Shape& slice_sizes,
+           const TensorType& result) {
+  if (slice_sizes.is_static())
+    return e.op1("gather", {x, idx},
+                 "{dimension_numbers = " + dnums +
+                     ", indices_are_sorted = false, slice_sizes = " + i64_array(slice_sizes.to_ints()) + "}",
+                 result);
+  return e.op1("dynamic_gather", {x, idx, e.shape_tensor(slice_sizes)},
+               "{dimension_numbers = " + dnums + ", indices_are_sorted = false}", result);
+}
+
+// x[..., idx[j], ...] along `axis` for each j: idx is rank-1 int64 with in-range values.
+Val take_axis(Emitter& e, const Val& x, const Val& idx, size_t axis) {
+  size_t r = x.type.rank();
+  Ints offset;
+  for (size_t i = 0; i < r; ++i)
+    if (i != axis) offset.push_back(static_cast<int64_t>(i));
+  Shape sizes = with_extent(x.type.shape, axis, DimExpr(1));
+  TensorType t(x.type.dtype, with_extent(x.type.shape, axis, idx.type.shape[0]));
+  return gather(e, x, idx, gather_dims(offset, {static_cast<int64_t>(axis)}, {static_cast<int64_t>(axis)}, 1), sizes,
+                t);
+}
+
+// Python's modulo of int64 tensors by a positive divisor tensor of the same shape.
+Val pmod(Emitter& e, const Val& a, const Val& n) {
+  return binary(e, "remainder", binary(e, "add", binary(e, "remainder", a, n), n), n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison in evoxc's sort order: ascending, NaN after every number, -0 == +0, false < true.
+
+Val less_nan_last(Emitter& e, const Val& a, const Val& b) {
+  Val lt = compare(e, a, b, "LT");
+  if (!is_float(a.type.dtype)) return lt;
+  // a < b, or a is a number and b is NaN.
+  Val a_num = compare(e, a, a, "EQ");
+  Val b_nan = compare(e, b, b, "NE");
+  return binary(e, "or", lt, binary(e, "and", a_num, b_nan));
+}
+
+// A sort comparator's value: whether lhs comes before rhs, with lhs_k = a[2k] and rhs_k = a[2k + 1], comparing
+// the first `num_keys` pairs lexicographically (ascending, or descending).
+Val sort_before(Emitter& e, std::span<const Val> a, size_t num_keys, bool descending) {
+  auto less = [&](size_t k, bool swap) {
+    const Val& l = a[2 * k];
+    const Val& r = a[2 * k + 1];
+    return swap != descending ? less_nan_last(e, r, l) : less_nan_last(e, l, r);
+  };
+  Val acc = less(num_keys - 1, false);
+  for (size_t k = num_keys - 1; k-- > 0;) {
+    Val before = less(k, false);
+    Val after = less(k, true);
+    Val tie = logical_not(e, binary(e, "or", before, after));
+    acc = binary(e, "or", before, binary(e, "and", tie, acc));
+  }
+  return acc;
+}
+
+// stablehlo.sort (stable) of `ops` along `dim` by the first `num_keys`, lexicographically; descending reverses
+// the order of the keys (equal keys keep their input order either way).
+std::vector<Val> sort(Emitter& e, const std::vector<Val>& ops, size_t dim, size_t num_keys, bool descending) {
+  std::vector<TensorType> types, args;
+  for (const Val& v : ops) {
+    types.push_back(v.type);
+    args.emplace_back(v.type.dtype, Shape{});
+    args.emplace_back(v.type.dtype, Shape{});
+  }
+  std::string attr = "{dimension = " + std::to_string(dim) + " : i64, is_stable = true}";
+  return e.op_with_regions("sort", ops, attr, types, 1, [&](size_t) {
+    e.region_block(
+        args, [&](std::span<const Val> a) -> std::vector<Val> { return {sort_before(e, a, num_keys, descending)}; });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constant folding of operand-less ops on the interpreter (arange, linspace): the values are evoxc's by
+// construction.
+
+Tensor evaluate_on_interp(const Operation& op) {
+  auto module = std::make_shared<Module>();
+  Function& f = module->add_function("main");
+  Operation* c = f.entry().append(op.info(), {}, {rtype(op)}, attrs(op));
+  f.entry().append(get_op("return"), {c->result(0)}, {});
+  f.result_types() = {rtype(op)};
+  Graph g(module, TreeDef::tuple({}), TreeDef::tuple({TreeDef(LeafMark{})}));
+  Executable exe = load(compile(lower(g, "interp")));
+  std::vector<Tensor> outs(1);
+  exe.execute({}, outs);
+  return outs[0];
+}
+
+// A rule whose results are all statically empty writes empty constants: several StableHLO ops (gather from an
+// empty axis, a slice of size 1 from extent 0) are invalid there, and nothing needs computing.
+Rule empty_guard(Rule rule) {
+  return [rule](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
+    bool all_empty = op.num_results() > 0;
+    for (size_t i = 0; i < op.num_results(); ++i) all_empty = all_empty && static_empty(rtype(op, i).shape);
+    if (!all_empty) return rule(e, op, in);
+    std::vector<Val> out;
+    for (size_t i = 0; i < op.num_results(); ++i) out.push_back(zeros(e, rtype(op, i)));
+    return out;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shape ops.
+
+std::vector<Val> lower_reshape(Emitter& e, const Operation& op, std::span<const Val> in) {
+  return {reshape(e, in[0], rtype(op).shape)};
+}
+
+std::vector<Val> lower_transpose(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& perm = attr_ints(attrs(op), "permutation", "transpose");
+  if (perm == iota_ints(perm.size())) return {in[0]};
+  return {e.op1("transpose", {in[0]}, "{permutation = " + i64_array(perm) + "}", rtype(op))};
+}
+
+std::vector<Val> lower_broadcast_in_dim(Emitter& e, const Operation& op, std::span<const Val> in) {
+  return {broadcast_dims(e, in[0], rtype(op).shape, attr_ints(attrs(op), "broadcast_dimensions", "broadcast_in_dim"))};
+}
+
+std::vector<Val> lower_slice(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& start = attr_ints(attrs(op), "start_indices", "slice");
+  const Shape& limit = attr_shape(attrs(op), "limit_indices", "slice");
+  const Ints& strides = attr_ints(attrs(op), "strides", "slice");
+  return {slice(e, in[0], start, limit.dims(), strides)};
+}
+
+std::vector<Val> lower_concatenate(Emitter& e, const Operation& op, std::span<const Val> in) {
+  // Empty operands (a static zero extent on the axis) add nothing; StableHLO takes them, but fewer is simpler.
+  auto axis = static_cast<size_t>(attr_int(attrs(op), "axis", "concatenate"));
+  std::vector<Val> parts;
+  for (const Val& v : in)
+    if (!static_zero(v.type.shape[axis])) parts.push_back(v);
+  if (parts.empty()) parts.push_back(in[0]);
+  return {concatenate(e, parts, axis, rtype(op))};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout ops.
+
+// pad's index map for the modes that read the operand (edge, reflect, symmetric), on one axis of static extent
+// n: result index j reads operand index map(j - low) (docs/semantics.md, as the interpreter's AxisMap).
+int64_t pad_source(const std::string& mode, int64_t q, int64_t n) {
+  auto pm = [](int64_t a, int64_t m) {
+    int64_t r = a % m;
+    return r < 0 ? r + m : r;
+  };
+  if (mode == "edge") return std::clamp<int64_t>(q, 0, n - 1);
+  if (mode == "reflect") {
+    if (n <= 1) return 0;
+    int64_t p = 2 * (n - 1), r = pm(q, p);
+    return r < n ? r : p - r;
+  }
+  int64_t p = 2 * n, r = pm(q, p);
+  return r < n ? r : p - 1 - r;
+}
+
+// The same map over a symbolic extent, as StableHLO arithmetic on j = iota(out).
+Val pad_source_dynamic(Emitter& e, const std::string& mode, int64_t low, const DimExpr& n, const DimExpr& out) {
+  Val j = iota(e, Shape{out}, 0);
+  Val q = binary(e, "subtract", j, like(e, scalar_i64(e, low), j));
+  Val nv = like(e, e.extent(n), j);
+  Val zero = like(e, scalar_i64(e, 0), j);
+  Val one = like(e, scalar_i64(e, 1), j);
+  if (mode == "edge")
+    return e.op1("clamp", {zero, q, binary(e, "maximum", binary(e, "subtract", nv, one), zero)}, "", q.type);
+  if (mode == "reflect") {
+    // p = 2(n - 1), at least 1 so the remainder is defined; n <= 1 reads element 0.
+    Val p =
+        binary(e, "maximum", binary(e, "multiply", binary(e, "subtract", nv, one), like(e, scalar_i64(e, 2), j)), one);
+    Val r = pmod(e, q, p);
+    Val v = select(e, compare(e, r, nv, "LT"), r, binary(e, "subtract", p, r));
+    return select(e, compare(e, nv, one, "LE"), zero, v);
+  }
+  Val p = binary(e, "maximum", binary(e, "multiply", nv, like(e, scalar_i64(e, 2), j)), one);
+  Val r = pmod(e, q, p);
+  return select(e, compare(e, r, nv, "LT"), r, binary(e, "subtract", binary(e, "subtract", p, one), r));
+}
+
+std::vector<Val> lower_pad(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const std::string& mode = attr_string(attrs(op), "mode", "pad");
+  const Ints& low = attr_ints(attrs(op), "low", "pad");
+  const Ints& high = attr_ints(attrs(op), "high", "pad");
+  size_t r = in[0].type.rank();
+  Ints interior(r, 0);
+  if (attrs(op).count("interior")) interior = attr_ints(attrs(op), "interior", "pad");
+  const TensorType& rt = rtype(op);
+  // StableHLO's pad is numpy's constant mode with XLA's negative (cropping) widths and interior padding.
+  if (mode == "constant") return {pad(e, in[0], in[1], low, high, interior, rt.shape)};
+  // The other modes read the operand through a per-axis index map: one gather per padded axis.
+  Val x = in[0];
+  for (size_t i = 0; i < r; ++i) {
+    if (low[i] == 0 && high[i] == 0) continue;
+    const DimExpr& n = in[0].type.shape[i];
+    const DimExpr& out = rt.shape[i];
+    Val idx;
+    if (n.is_const() && out.is_const()) {
+      Ints v;
+      for (int64_t j = 0; j < out.value(); ++j) v.push_back(pad_source(mode, j - low[i], n.value()));
+      idx = vector_i64(e, v);
+    } else {
+      idx = pad_source_dynamic(e, mode, low[i], n, out);
+      // An empty axis at run time has nothing to read (evoxc raises there unless nothing is taken): padded so
+      // the gather stays a valid program.
+      x = pad_symbolic_axes(e, x, {static_cast<int64_t>(i)});
+    }
+    x = take_axis(e, x, idx, i);
+  }
+  return {x};
+}
+
+std::vector<Val> lower_tri(Emitter& e, const Operation& op, std::span<const Val> in, bool lower) {
+  int64_t k = attr_int(attrs(op), "k", lower ? "tril" : "triu");
+  const Shape& s = in[0].type.shape;
+  size_t r = s.rank();
+  Shape plane{s[r - 2], s[r - 1]};
+  Val d = binary(e, "subtract", iota(e, plane, 1), iota(e, plane, 0));  // j - i
+  Val keep = compare(e, d, like(e, scalar_i64(e, k), d), lower ? "LE" : "GE");
+  return {select(e, e.broadcast_to(keep, s), in[0], zeros(e, in[0].type))};
+}
+
+std::vector<Val> lower_diagonal(Emitter& e, const Operation& op, std::span<const Val> in) {
+  int64_t offset = attr_int(attrs(op), "offset", "diagonal");
+  int64_t a1 = attr_int(attrs(op), "axis1", "diagonal"), a2 = attr_int(attrs(op), "axis2", "diagonal");
+  const Shape& s = in[0].type.shape;
+  size_t r = s.rank();
+  // The other axes first, then axis1 and axis2.
+  Ints perm;
+  for (size_t i = 0; i < r; ++i)
+    if (static_cast<int64_t>(i) != a1 && static_cast<int64_t>(i) != a2) perm.push_back(static_cast<int64_t>(i));
+  perm.push_back(a1);
+  perm.push_back(a2);
+  std::vector<DimExpr> ps;
+  for (int64_t p : perm) ps.push_back(s[static_cast<size_t>(p)]);
+  Val x = in[0];
+  if (perm != iota_ints(r))
+    x = e.op1("transpose", {x}, "{permutation = " + i64_array(perm) + "}", TensorType(x.type.dtype, Shape(ps)));
+  x = pad_symbolic_axes(e, x, {static_cast<int64_t>(r - 2), static_cast<int64_t>(r - 1)});
+  // Index pairs (i + max(-offset, 0), i + max(offset, 0)) for i < len.
+  const DimExpr& len = rtype(op).shape[r - 2];
+  Shape col{len, DimExpr(1)};
+  Val i = iota(e, col, 0);
+  Val c0 = binary(e, "add", i, like(e, scalar_i64(e, std::max<int64_t>(-offset, 0)), i));
+  Val c1 = binary(e, "add", i, like(e, scalar_i64(e, std::max<int64_t>(offset, 0)), i));
+  Val idx = concatenate(e, {c0, c1}, 1, TensorType(DType::I64, Shape{len, DimExpr(2)}));
+  Shape sizes = x.type.shape;
+  sizes[r - 2] = DimExpr(1);
+  sizes[r - 1] = DimExpr(1);
+  auto last = static_cast<int64_t>(r - 2);
+  return {gather(e, x, idx, gather_dims(iota_ints(r - 2), {last, last + 1}, {last, last + 1}, 1), sizes, rtype(op))};
+}
+
+std::vector<Val> lower_flip(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& axes = attr_ints(attrs(op), "axes", "flip");
+  if (axes.empty()) return {in[0]};
+  return {e.op1("reverse", {in[0]}, "{dimensions = " + i64_array(axes) + "}", rtype(op))};
+}
+
+std::vector<Val> lower_roll(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& shifts = attr_ints(attrs(op), "shifts", "roll");
+  const Ints& axes = attr_ints(attrs(op), "axes", "roll");
+  Val x = in[0];
+  for (size_t k = 0; k < axes.size(); ++k) {
+    auto a = static_cast<size_t>(axes[k]);
+    const DimExpr& n = x.type.shape[a];
+    if (n.is_const()) {
+      // result[(i + shift) mod n] = x[i]: the last s elements, then the first n - s.
+      int64_t nv = n.value();
+      if (nv == 0) continue;
+      int64_t s = shifts[k] % nv;
+      if (s < 0) s += nv;
+      if (s == 0) continue;
+      Val tail = slice_axis(e, x, a, nv - s, n);
+      Val head = slice_axis(e, x, a, 0, DimExpr(nv - s));
+      x = concatenate(e, {tail, head}, a, x.type);
+      continue;
+    }
+    // Symbolic extent: result j reads (j - s) mod n with s = shift mod n, n at least 1 for the remainder.
+    Val j = iota(e, Shape{n}, 0);
+    Val one = scalar_i64(e, 1);
+    Val n1 = binary(e, "maximum", e.extent(n), one);
+    Val s = pmod(e, scalar_i64(e, shifts[k]), n1);
+    Val nb = like(e, n1, j);
+    Val idx = binary(e, "remainder", binary(e, "add", binary(e, "subtract", j, like(e, s, j)), nb), nb);
+    // Padded so the gather stays valid when n is 0 at run time (then it takes no index).
+    x = take_axis(e, pad_symbolic_axes(e, x, {static_cast<int64_t>(a)}), idx, a);
+  }
+  return {x};
+}
+
+std::vector<Val> lower_tile(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& reps = attr_ints(attrs(op), "reps", "tile");
+  const Shape& s = in[0].type.shape;
+  // Broadcast to (r0, n0, r1, n1, ...) and merge each pair: row-major order repeats the whole axis.
+  std::vector<DimExpr> wide;
+  Ints dims;
+  for (size_t i = 0; i < s.rank(); ++i) {
+    wide.emplace_back(reps[i]);
+    wide.push_back(s[i]);
+    dims.push_back(static_cast<int64_t>(2 * i + 1));
+  }
+  return {reshape(e, broadcast_dims(e, in[0], Shape(wide), dims), rtype(op).shape)};
+}
+
+std::vector<Val> lower_repeat(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& reps = attr_ints(attrs(op), "repeats", "repeat");
+  auto axis = static_cast<size_t>(attr_int(attrs(op), "axis", "repeat"));
+  const Shape& s = in[0].type.shape;
+  if (reps.size() == 1) {
+    // Broadcast to (..., n, r, ...) and merge: each element repeated r times in place.
+    std::vector<DimExpr> wide;
+    Ints dims;
+    for (size_t i = 0; i < s.rank(); ++i) {
+      dims.push_back(static_cast<int64_t>(wide.size()));
+      wide.push_back(s[i]);
+      if (i == axis) wide.emplace_back(reps[0]);
+    }
+    return {reshape(e, broadcast_dims(e, in[0], Shape(wide), dims), rtype(op).shape)};
+  }
+  // One count per element of a static axis: a gather with the repeated indices.
+  Ints idx;
+  for (size_t i = 0; i < reps.size(); ++i) idx.insert(idx.end(), static_cast<size_t>(reps[i]), static_cast<int64_t>(i));
+  return {take_axis(e, in[0], vector_i64(e, idx), axis)};
+}
+
+std::vector<Val> lower_one_hot(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const TensorType& rt = rtype(op);
+  size_t m = in[0].type.rank();
+  // Compared in int64: signed and unsigned indices widen exactly (a uint64 above INT64_MAX wraps negative and,
+  // like a negative index, matches no class).
+  Val x = broadcast_dims(e, e.convert(in[0], DType::I64), rt.shape, iota_ints(m));
+  Val hit = compare(e, x, iota(e, rt.shape, m), "EQ");
+  return {e.convert(hit, rt.dtype)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexing.
+
+// Per index vector (the last axis of idx), whether every component lies in [0, extent) of its operand axis.
+Val rows_in_range(Emitter& e, const Val& idx, const Shape& operand, const Ints& axes) {
+  size_t q = idx.type.rank();
+  std::vector<Val> ext;
+  TensorType one(DType::I64, Shape{1});
+  for (int64_t a : axes) ext.push_back(e.op1("reshape", {e.extent(operand[static_cast<size_t>(a)])}, "", one));
+  TensorType kt(DType::I64, Shape{static_cast<int64_t>(axes.size())});
+  Val hi = ext.empty() ? vector_i64(e, {}) : concatenate(e, ext, 0, kt);
+  Val ok = binary(e, "and", compare(e, idx, like(e, scalar_i64(e, 0), idx), "GE"),
+                  compare(e, idx, e.broadcast_to(hi, idx.type.shape), "LT"));
+  return reduce(e, ok, e.splat(Attribute(true), DType::Bool, Shape{}), {static_cast<int64_t>(q - 1)}, "and");
+}
+
+std::vector<Val> lower_gather(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& axes = attr_ints(attrs(op), "axes", "gather");
+  const TensorType& rt = rtype(op);
+  const Shape& xs = in[0].type.shape;
+  size_t r = xs.rank(), nb = in[1].type.rank() - 1;
+  // An empty indexed axis has nothing to clamp to: zeros.
+  for (int64_t a : axes)
+    if (static_zero(xs[static_cast<size_t>(a)])) return {zeros(e, rt)};
+  Val idx = index_i64(e, in[1]);
+  Val x = in[0];
+  bool symbolic = false;
+  for (int64_t a : axes) symbolic = symbolic || !xs[static_cast<size_t>(a)].is_const();
+  if (symbolic) {
+    // A symbolic indexed extent may be 0 at run time: clamp explicitly into [0, max(n - 1, 0)] and read from an
+    // operand with one zero appended there, which is what an empty axis then gives.
+    std::vector<Val> hi;
+    TensorType one(DType::I64, Shape{1});
+    for (int64_t a : axes) {
+      DimExpr top = max(xs[static_cast<size_t>(a)] - DimExpr(1), DimExpr(0));
+      hi.push_back(e.op1("reshape", {e.extent(top)}, "", one));
+    }
+    Val hv = concatenate(e, hi, 0, TensorType(DType::I64, Shape{static_cast<int64_t>(axes.size())}));
+    idx = e.op1("clamp", {like(e, scalar_i64(e, 0), idx), idx, e.broadcast_to(hv, idx.type.shape)}, "", idx.type);
+    x = pad_symbolic_axes(e, x, axes);
+  }
+  Ints sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  Shape sizes = x.type.shape;
+  for (int64_t a : axes) sizes[static_cast<size_t>(a)] = DimExpr(1);
+  Ints offset = iota_ints(r - axes.size(), static_cast<int64_t>(nb));
+  return {gather(e, x, idx, gather_dims(offset, sorted, axes, nb), sizes, rt)};
+}
+
+std::string scatter_dims(const Ints& window, const Ints& inserted, const Ints& to_operand, size_t ivd) {
+  std::vector<std::string> parts;
+  if (!window.empty()) parts.push_back("update_window_dims = " + ints_list(window));
+  if (!inserted.empty()) parts.push_back("inserted_window_dims = " + ints_list(inserted));
+  if (!to_operand.empty()) parts.push_back("scatter_dims_to_operand_dims = " + ints_list(to_operand));
+  parts.push_back("index_vector_dim = " + std::to_string(ivd));
+  std::string s = "#stablehlo.scatter<";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s + ">";
+}
+
+// evoxc's combination of the current value a with an update b (docs/semantics.md, "Duplicate scatter indices").
+Val scatter_combine(Emitter& e, const std::string& mode, const Val& a, const Val& b) {
+  DType t = a.type.dtype;
+  if (mode == "set") return b;
+  if (t == DType::Bool) return binary(e, mode == "add" || mode == "max" ? "or" : "and", a, b);
+  if (mode == "add" || mode == "mul") {
+    const char* name = mode == "add" ? "add" : "multiply";
+    if (t == DType::F16 || t == DType::BF16)  // in float32, rounded after each update
+      return e.convert(binary(e, name, e.convert(a, DType::F32), e.convert(b, DType::F32)), t);
+    return binary(e, name, a, b);  // integers wrap
+  }
+  bool is_max = mode == "max";
+  if (!is_float(t)) return binary(e, is_max ? "maximum" : "minimum", a, b);
+  // A NaN current value stays, a NaN update replaces; otherwise a > b ? a : b (max), a < b ? a : b (min), so a
+  // tie (-0 and +0) takes the update.
+  Val pick = select(e, compare(e, a, b, is_max ? "GT" : "LT"), a, b);
+  pick = select(e, compare(e, b, b, "NE"), b, pick);
+  return select(e, compare(e, a, a, "NE"), a, pick);
+}
+
+Val scatter(Emitter& e, const Val& x, const Val& idx, const Val& upd, const std::string& dnums,
+            const std::string& mode) {
+  Val ops[] = {x, idx, upd};
+  return e
+      .op_with_regions(
+          "scatter", ops,
+          "{indices_are_sorted = false, scatter_dimension_numbers = " + dnums + ", unique_indices = false}",
+          std::span(&x.type, 1), 1,
+          [&](size_t) {
+            TensorType s(x.type.dtype, Shape{});
+            TensorType args[] = {s, s};
+            e.region_block(args, [&](std::span<const Val> a) -> std::vector<Val> {
+              return {scatter_combine(e, mode, a[0], a[1])};
+            });
+          })
+      .front();
+}
+
+// Scatter geometry shared by the steps of one scatter op.
+struct ScatterPlan {
+  Val idx;            // (batch..., K) int64
+  Shape batch;        // the batch axes of idx
+  Ints axes;          // operand axes of the index vector
+  std::string dnums;  // for the operand scatter
+  Shape space;        // the indexed extents (one zero appended where symbolic), in index-vector order
+  Ints space_pad;
+  Val rows;  // the row-major number of each index vector, shape batch
+};
+
+// p.idx with every row whose `mask` is false replaced by -1 (out of range, so a scatter skips it).
+Val mask_rows(Emitter& e, const ScatterPlan& p, const Val& mask) {
+  Shape column = p.batch;
+  column.dims().emplace_back(1);
+  return select(e, e.broadcast_to(reshape(e, mask, column), p.idx.type.shape), p.idx,
+                like(e, scalar_i64(e, -1), p.idx));
+}
+
+// For each active row, whether it is the first (`last` false) or the last active row in row-major order that
+// targets its position: the row numbers scattered with min/max (order-free) into the index space, read back.
+Val pick_rows(Emitter& e, const ScatterPlan& p, const Val& active, bool last) {
+  size_t nb = p.batch.rank(), K = p.axes.size();
+  Val idx = mask_rows(e, p, active);
+  Attribute init = last ? Attribute(int64_t{-1}) : Attribute(std::numeric_limits<int64_t>::max());
+  Val owner = fill(e, init, DType::I64, p.space);
+  owner = scatter(e, owner, idx, p.rows, scatter_dims({}, iota_ints(K), iota_ints(K), nb), last ? "max" : "min");
+  // Inactive rows read a clamped position; they are masked below.
+  Shape sizes(std::vector<DimExpr>(K, DimExpr(1)));
+  Val got =
+      gather(e, owner, idx, gather_dims({}, iota_ints(K), iota_ints(K), nb), sizes, TensorType(DType::I64, p.batch));
+  return binary(e, "and", active, compare(e, got, p.rows, "EQ"));
+}
+
+// Scatter of `upd` into x at the int64 index vectors `idx` (last axis) on `axes` (non-empty).
+Val scatter_rows(Emitter& e, const Val& x, const Val& idx, const Val& upd, const Ints& axes, const std::string& mode) {
+  const Shape& xs = x.type.shape;
+  size_t r = xs.rank(), nb = idx.type.rank() - 1;
+  ScatterPlan p;
+  p.idx = idx;
+  p.axes = axes;
+  p.batch = Shape(std::vector<DimExpr>(idx.type.shape.begin(), idx.type.shape.end() - 1));
+  Ints sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  p.dnums = scatter_dims(iota_ints(r - axes.size(), static_cast<int64_t>(nb)), sorted, axes, nb);
+  // Out-of-range rows: StableHLO skips every update element whose position is out of bounds, and with whole
+  // windows on the other axes that is exactly the rows evoxc drops.
+  DimExpr count = p.batch.num_elements();
+  bool one_row = count.is_const() && count.value() <= 1;
+  bool order_free = mode != "set" && !is_float(x.type.dtype);  // wrapping ints and bool or/and commute
+  if (one_row || order_free) return scatter(e, x, p.idx, upd, p.dnums, mode);
+  for (int64_t a : axes) {
+    const DimExpr& d = xs[static_cast<size_t>(a)];
+    p.space.dims().push_back(d.is_const() ? d : d + DimExpr(1));
+  }
+  p.rows = reshape(e, iota(e, Shape{count}, 0), p.batch);
+  Val in_range = rows_in_range(e, p.idx, xs, axes);
+  if (mode == "set") {
+    // Last wins: only the last in-range row of each position writes, so the writes have unique positions.
+    Val winners = pick_rows(e, p, in_range, true);
+    return scatter(e, x, mask_rows(e, p, winners), upd, p.dnums, "set");
+  }
+  // Float add/mul/min/max depend on the order of duplicates: apply them in rounds, each round the first
+  // remaining row of every position (unique positions, so each round is order-free), until none remain. Rows
+  // without duplicates finish in one round.
+  TensorType carry[] = {x.type, in_range.type};
+  Val init[] = {x, in_range};
+  std::vector<Val> out = e.op_with_regions("while", init, "", carry, 2, [&](size_t region) {
+    e.region_block(carry, [&](std::span<const Val> c) -> std::vector<Val> {
+      if (region == 0) return {any_true(e, c[1])};
+      Val first = pick_rows(e, p, c[1], false);
+      Val res = scatter(e, c[0], mask_rows(e, p, first), upd, p.dnums, mode);
+      return {res, binary(e, "and", c[1], logical_not(e, first))};
+    });
+  });
+  return out[0];
+}
+
+std::vector<Val> lower_scatter(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const Ints& axes = attr_ints(attrs(op), "axes", "scatter");
+  const std::string& mode = attr_string(attrs(op), "mode", "scatter");
+  const Val& x = in[0];
+  const Shape& xs = x.type.shape;
+  // Every row is out of range when an indexed axis is empty (or there are no rows or no elements per row).
+  for (int64_t a : axes)
+    if (static_zero(xs[static_cast<size_t>(a)])) return {x};
+  if (static_empty(in[2].type.shape)) return {x};
+  Val idx = index_i64(e, in[1]);
+  if (!axes.empty()) return {scatter_rows(e, x, idx, in[2], axes, mode)};
+  // No indexed axes: every row updates the whole operand. As a scatter into a leading unit axis at index 0 the
+  // rows have an index component, which the steps above mask to drop a row.
+  Shape xs1 = xs;
+  xs1.dims().insert(xs1.dims().begin(), DimExpr(1));
+  Shape is1 = in[1].type.shape;
+  is1[is1.rank() - 1] = DimExpr(1);
+  Val res = scatter_rows(e, reshape(e, x, xs1), zeros(e, TensorType(DType::I64, is1)), in[2], {0}, mode);
+  return {reshape(e, res, xs)};
+}
+
+std::vector<Val> lower_dynamic_slice(Emitter& e, const Operation& op, std::span<const Val> in) {
+  // StableHLO clamps each start into [0, extent - size] as evoxc does; the starts go in as int64 so every index
+  // dtype (uint64 beyond INT64_MAX included) clamps by its value.
+  std::vector<Val> ops{in[0]};
+  for (size_t i = 1; i < in.size(); ++i) ops.push_back(index_i64(e, in[i]));
+  const Ints& sizes = attr_ints(attrs(op), "slice_sizes", "dynamic_slice");
+  return {e.op1("dynamic_slice", ops, "{slice_sizes = " + i64_array(sizes) + "}", rtype(op))};
+}
+
+std::vector<Val> lower_dynamic_update_slice(Emitter& e, const Operation& op, std::span<const Val> in) {
+  if (static_empty(in[1].type.shape)) return {in[0]};
+  std::vector<Val> ops{in[0], in[1]};
+  for (size_t i = 2; i < in.size(); ++i) ops.push_back(index_i64(e, in[i]));
+  return {e.op1("dynamic_update_slice", ops, "", rtype(op))};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sorting.
+
+std::vector<Val> lower_sort(Emitter& e, const Operation& op, std::span<const Val> in) {
+  auto dim = static_cast<size_t>(attr_int(attrs(op), "dimension", "sort"));
+  auto keys = static_cast<size_t>(attr_int(attrs(op), "num_keys", "sort"));
+  return sort(e, std::vector<Val>(in.begin(), in.end()), dim, keys, false);
+}
+
+std::vector<Val> lower_argsort(Emitter& e, const Operation& op, std::span<const Val> in) {
+  auto dim = static_cast<size_t>(attr_int(attrs(op), "dimension", "argsort"));
+  return {sort(e, {in[0], iota(e, in[0].type.shape, dim)}, dim, 1, false)[1]};
+}
+
+std::vector<Val> lower_top_k(Emitter& e, const Operation& op, std::span<const Val> in) {
+  int64_t k = attr_int(attrs(op), "k", "top_k");
+  size_t last = in[0].type.rank() - 1;
+  // A stable descending sort keeps equal values in index order, so the first k are evoxc's.
+  std::vector<Val> s = sort(e, {in[0], iota(e, in[0].type.shape, last)}, last, 1, true);
+  return {slice_axis(e, s[0], last, 0, DimExpr(k)), slice_axis(e, s[1], last, 0, DimExpr(k))};
+}
+
+std::vector<Val> lower_searchsorted(Emitter& e, const Operation& op, std::span<const Val> in) {
+  bool right = attr_string(attrs(op), "side", "searchsorted") == "right";
+  const TensorType& rt = rtype(op);
+  const DimExpr& n = in[0].type.shape[0];
+  if (static_zero(n)) return {zeros(e, rt)};
+  const Val& v = in[1];
+  size_t m = v.type.rank();
+  // The interpreter's binary search (std::lower_bound / upper_bound) step by step for every value at once, so an
+  // unsorted operand gives its answer too: first, len = 0, n; while len > 0: half = len / 2, mid = first + half;
+  // go right (first = mid + 1, len -= half + 1) when a[mid] < v (left) or !(v < a[mid]) (right), else len = half.
+  Val a = pad_symbolic_axes(e, in[0], {0});  // mid may equal a symbolic n once len is 0 (masked)
+  auto step = [&](const Val& first, const Val& len) -> std::vector<Val> {
+    Val zero = like(e, scalar_i64(e, 0), len);
+    Val one = like(e, scalar_i64(e, 1), len);
+    Val half = binary(e, "divide", len, like(e, scalar_i64(e, 2), len));
+    Val mid = binary(e, "add", first, half);
+    Val am = gather(e, a, mid, gather_dims({}, {0}, {0}, m), Shape{DimExpr(1)}, v.type);
+    Val go = right ? logical_not(e, less_nan_last(e, v, am)) : less_nan_last(e, am, v);
+    Val active = compare(e, len, zero, "GT");
+    Val moved = binary(e, "and", active, go);
+    Val nfirst = select(e, moved, binary(e, "add", mid, one), first);
+    Val shrunk = select(e, go, binary(e, "subtract", binary(e, "subtract", len, half), one), half);
+    return {nfirst, select(e, active, shrunk, len)};
+  };
+  Val first = zeros(e, rt);
+  Val len = like(e, e.extent(n), first);
+  if (n.is_const()) {
+    // len at most n halves every step: bit_width(n) steps reach 0.
+    for (uint64_t u = static_cast<uint64_t>(n.value()); u != 0; u >>= 1) {
+      std::vector<Val> s = step(first, len);
+      first = s[0];
+      len = s[1];
+    }
+    return {first};
+  }
+  TensorType carry[] = {rt, rt};
+  Val init[] = {first, len};
+  return {e.op_with_regions("while", init, "", carry, 2, [&](size_t region) {
+    e.region_block(carry, [&](std::span<const Val> c) -> std::vector<Val> {
+      if (region == 0) return {any_true(e, compare(e, c[1], like(e, scalar_i64(e, 0), c[1]), "GT"))};
+      return step(c[0], c[1]);
+    });
+  })[0]};
+}
+
+// ---------------------------------------------------------------------------------------------
+// row_switch: each maximal run of rows with one variant is that variant's own lowering on the run's rows (the
+// per-row operands sliced, the shared ones whole); the runs are concatenated back along the row axis.
+
+std::vector<Val> lower_row_switch(Emitter& e, const Operation& op, std::span<const Val> in) {
+  std::vector<std::string> variants = row_switch_variants(attr_string(attrs(op), "variants", "row_switch"));
+  const Ints& rows = attr_ints(attrs(op), "rows", "row_switch");
+  const TensorType& rt = rtype(op);
+  size_t rank = rt.rank();
+  std::vector<Val> parts;
+  for (size_t r0 = 0; r0 < rows.size();) {
+    size_t r1 = r0 + 1;
+    while (r1 < rows.size() && rows[r1] == rows[r0]) ++r1;
+    std::vector<Val> args;
+    for (const Val& v : in)
+      args.push_back(
+          v.type.rank() == rank ? slice_axis(e, v, 0, static_cast<int64_t>(r0), DimExpr(static_cast<int64_t>(r1))) : v);
+    // A detached block holding the one variant op: the table lowers it as it lowers any op of a graph.
+    const OpDef& def = get_op(variants[static_cast<size_t>(rows[r0])]);
+    std::vector<TensorType> types;
+    for (const Val& a : args) types.push_back(a.type);
+    Block b;
+    std::vector<Value*> vals;
+    for (const TensorType& t : types) vals.push_back(b.add_argument(t));
+    Operation* v = b.append(def, vals, infer_result_types(def, types, {}), {}, op.location());
+    b.append(get_op("return"), {v->result(0)}, {});
+    parts.push_back(e.lower_block(b, args).front());
+    r0 = r1;
+  }
+  if (parts.empty()) return {zeros(e, rt)};
+  return {concatenate(e, parts, 0, rt)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation.
+
+std::vector<Val> lower_iota(Emitter& e, const Operation& op, std::span<const Val>) {
+  const TensorType& rt = rtype(op);
+  auto dim = static_cast<size_t>(attr_int(attrs(op), "dimension", "iota"));
+  // The count in int64, converted as the interpreter converts it: ints keep the low bits, float32/float64 round
+  // once, float16/bfloat16 go through float32 (the interpreter's T(float(i))), bool is i != 0.
+  Val i = iota(e, rt.shape, dim);
+  switch (rt.dtype) {
+    case DType::Bool: return {compare(e, i, zeros(e, i.type), "NE")};
+    case DType::F16:
+    case DType::BF16: return {e.convert(e.convert(i, DType::F32), rt.dtype)};
+    default: return {e.convert(i, rt.dtype)};
+  }
+}
+
+std::vector<Val> lower_full(Emitter& e, const Operation& op, std::span<const Val>) {
+  const TensorType& rt = rtype(op);
+  return {fill(e, attrs(op).at("value"), rt.dtype, rt.shape)};
+}
+
+std::vector<Val> lower_constant(Emitter& e, const Operation& op, std::span<const Val>) {
+  return {e.constant(attr_tensor(attrs(op), "value", "constant"))};
+}
+
+// arange and linspace are static: their values are the interpreter's, embedded as a constant. The one
+// exception is a long all-int arange into an int dtype, whose formula (start + i * step in wrapping int64, then
+// the low bits) is exact and much smaller than its constant. A float formula (start + i * step in double) is not
+// exact on XLA: its CPU compiler contracts the multiply and add into one fma (rounding once where evoxc rounds
+// twice), even across an optimization_barrier, so float-valued ranges are always constants.
+constexpr int64_t kMaxFoldedIntRange = int64_t{1} << 20;
+
+std::vector<Val> lower_range(Emitter& e, const Operation& op, bool arange) {
+  const TensorType& rt = rtype(op);
+  const AttrMap& a = attrs(op);
+  int64_t n = rt.shape[0].value();
+  auto is_int_attr = [&](const char* name) { return std::holds_alternative<int64_t>(a.at(name)); };
+  if (arange && n > kMaxFoldedIntRange && is_int(rt.dtype) && is_int_attr("start") && is_int_attr("stop") &&
+      is_int_attr("step")) {
+    Val i = iota(e, Shape{n}, 0);
+    Val v = binary(e, "add", binary(e, "multiply", i, like(e, scalar_i64(e, std::get<int64_t>(a.at("step"))), i)),
+                   like(e, scalar_i64(e, std::get<int64_t>(a.at("start"))), i));
+    return {e.convert(v, rt.dtype)};
+  }
+  return {e.constant(evaluate_on_interp(op))};
+}
+
+}  // namespace
+
+void add_structure_rules(Table& t) {
+  auto set = [&](const char* name, Rule rule) { t.set(name, empty_guard(std::move(rule))); };
+  set("reshape", lower_reshape);
+  set("transpose", lower_transpose);
+  set("broadcast_in_dim", lower_broadcast_in_dim);
+  set("expand_dims", lower_reshape);
+  set("squeeze", lower_reshape);
+  set("slice", lower_slice);
+  set("concatenate", lower_concatenate);
+  set("pad", lower_pad);
+  set("tril", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, true); });
+  set("triu", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, false); });
+  set("diagonal", lower_diagonal);
+  set("flip", lower_flip);
+  set("roll", lower_roll);
+  set("tile", lower_tile);
+  set("repeat", lower_repeat);
+  set("one_hot", lower_one_hot);
+  set("gather", lower_gather);
+  set("scatter", lower_scatter);
+  set("dynamic_slice", lower_dynamic_slice);
+  set("dynamic_update_slice", lower_dynamic_update_slice);
+  set("sort", lower_sort);
+  set("argsort", lower_argsort);
+  set("top_k", lower_top_k);
+  set("searchsorted", lower_searchsorted);
+  set("row_switch", lower_row_switch);
+  set("arange", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, true); });
+  set("linspace", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, false); });
+  set("iota", lower_iota);
+  set("full", lower_full);
+  set("constant", lower_constant);
+}
 
 }  // namespace evoxc::stablehlo
