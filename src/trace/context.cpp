@@ -162,7 +162,8 @@ Location TraceContext::location_of(const std::source_location& src) {
   return Location{file_name(src.file_name()), static_cast<int>(src.line()), static_cast<int>(src.column())};
 }
 
-Operation* TraceContext::create(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs) {
+Operation* TraceContext::create(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs,
+                                const std::span<const TensorType>* result_types) {
   // Operand lists of up to four values (every elementwise op) are gathered on the stack.
   std::array<Value*, 4> small{};
   std::vector<Value*> large;
@@ -175,6 +176,7 @@ Operation* TraceContext::create(const OpInfo& op, std::span<const SymbolicTensor
     for (const SymbolicTensor& o : operands) large.push_back(use(o, op));
     values = large;
   }
+  if (result_types) return builder_.create_typed(op, values, *result_types, std::move(attrs));
   // Every registered OpInfo is an OpDef of the catalogue.
   if (attrs.empty()) return trace_internal::create_memoized(builder_, static_cast<const OpDef&>(op), values);
   return builder_.create(op, values, std::move(attrs));
@@ -202,18 +204,7 @@ std::vector<SymbolicTensor> TraceContext::emit_typed(const OpInfo& op, std::span
                                                      AttrMap attrs, std::span<const TensorType> result_types,
                                                      const std::source_location& loc) {
   locate(loc);
-  std::array<Value*, 4> small{};
-  std::vector<Value*> large;
-  std::span<Value* const> values;
-  if (operands.size() <= small.size()) {
-    for (size_t i = 0; i < operands.size(); ++i) small[i] = use(operands[i], op);
-    values = std::span<Value* const>(small.data(), operands.size());
-  } else {
-    large.reserve(operands.size());
-    for (const SymbolicTensor& o : operands) large.push_back(use(o, op));
-    values = large;
-  }
-  Operation* r = builder_.create_typed(op, values, result_types, std::move(attrs));
+  Operation* r = create(op, operands, std::move(attrs), &result_types);
   std::vector<SymbolicTensor> out;
   out.reserve(r->num_results());
   for (const auto& v : r->results()) out.push_back(SymbolicTensor(this, gen_, v.get()));

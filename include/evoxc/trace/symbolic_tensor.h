@@ -179,8 +179,10 @@ class TraceContext {
   // TraceError explaining why `t` cannot be used here; `where` names the op and location (or is empty).
   [[noreturn]] static void misuse(const SymbolicTensor& t, const std::string& where);
   const std::string& file_name(const char* path);
-  // Builder::create, with the result types of attribute-free ops memoized across traces.
-  Operation* create(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs);
+  // Builder::create, with the result types of attribute-free ops memoized across traces; with
+  // `result_types`, those types as given (no inference).
+  Operation* create(const OpInfo& op, std::span<const SymbolicTensor> operands, AttrMap attrs,
+                    const std::span<const TensorType>* result_types = nullptr);
 
   struct Scalar {
     DType dtype;
