@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "evoxc/ops/op_def.h"
+#include "evoxc/ops/special_constants.h"
 #include "kernel_table.h"
 #include "lapack_util.h"
 #include "program.h"
@@ -617,21 +618,8 @@ void matrix_exp_fn(const Io& io, const Params&) {
   if (a.batch == 0) return;  // every result is empty
   const int64_t n = a.n;
   if (too_big(n, n * n)) return nan_all_outputs<T>(io, 1);
-  static constexpr double b[14] = {64764752532480000.0,
-                                   32382376266240000.0,
-                                   7771770303897600.0,
-                                   1187353796428800.0,
-                                   129060195264000.0,
-                                   10559470521600.0,
-                                   670442572800.0,
-                                   33522128640.0,
-                                   1323241920.0,
-                                   40840800.0,
-                                   960960.0,
-                                   16380.0,
-                                   182.0,
-                                   1.0};
-  constexpr double theta13 = 5.371920351148152;
+  const auto& b = special::kPade13;  // the degree-13 Pade coefficients (special_constants.h)
+  constexpr double theta13 = special::kPade13Theta;
   const T* as = static_cast<const T*>(io.in[0]);
   T* out = static_cast<T*>(io.out[0]);
   const size_t nn = static_cast<size_t>(n * n);

@@ -14,6 +14,7 @@
 
 #include "backends/stablehlo/emitter.h"
 #include "evoxc/core/half.h"
+#include "evoxc/ops/special_constants.h"
 #include "interp/vecmath_scalar.h"
 
 namespace evoxc::stablehlo {
@@ -393,17 +394,11 @@ Val lgamma(Writer& w, const Val& x) {
   return w.sel(w.cmp("LT", w.abs(z1), half), near1, r);
 }
 
-// digamma's Taylor coefficients about its positive zero x0 (the interpreter's kDigammaTaylor, from
-// mpmath): psi^(k)(x0) / k!, k = 1..22, enough for |x - x0| <= 0.1; x0 as a sum of two doubles.
-constexpr double kDigammaTaylor[] = {
-    0x1.ef72bc8ee38acp-1,  -0x1.c563b54aa1a35p-2,  0x1.08b4294d50381p-2,  -0x1.4fc1317257da8p-3,
-    0x1.b9a5b6370f3abp-4,  -0x1.27baba261cc2cp-4,  0x1.8fce02b239ca7p-5,  -0x1.0fa7ec36a7d8fp-5,
-    0x1.723d6807edcc0p-6,  -0x1.f970508e1b6a2p-7,  0x1.5955caaa962f3p-7,  -0x1.d828079282eb8p-8,
-    0x1.42e1acf81d8dcp-8,  -0x1.b9afc7cee8a14p-9,  0x1.2e23345f79aafp-9,  -0x1.9d626f71d1f7ap-10,
-    0x1.1acebbd761089p-10, -0x1.82f6345c65b35p-11, 0x1.08bdae1a261d4p-11, -0x1.6a3fddea11304p-12,
-    0x1.efacab6fb8985p-13, -0x1.531f5dc5eb563p-13};
-constexpr double kDigammaRootHi = 0x1.762d86356be3fp+0;
-constexpr double kDigammaRootLo = 0x1.b86a722197829p-54;
+// digamma's Taylor coefficients about its positive zero x0 (the interpreter's, special_constants.h):
+// the first 22 suffice for |x - x0| <= 0.1, where this series takes over.
+constexpr std::span<const double> kDigammaTaylor(special::kDigammaTaylor, 22);
+using special::kDigammaRootHi;
+using special::kDigammaRootLo;
 
 // digamma. XLA's is NaN at 0, where evoxc gives -inf (the limit from above, as torch)
 // for both zeros; and like lgamma it is accurate only in absolute terms next to its positive zero,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/stablehlo/emitter.h"
+#include "evoxc/ops/special_constants.h"
 
 namespace evoxc::stablehlo {
 namespace {
@@ -739,21 +740,8 @@ Val pow2_neg(Emitter& e, const Val& h) {
 std::vector<Val> lower_matrix_exp(Emitter& e, const Operation&, std::span<const Val> in) {
   DType t = in[0].type.dtype;
   if (has_zero_extent(in[0].type.shape)) return {in[0]};
-  static constexpr double b[14] = {64764752532480000.0,
-                                   32382376266240000.0,
-                                   7771770303897600.0,
-                                   1187353796428800.0,
-                                   129060195264000.0,
-                                   10559470521600.0,
-                                   670442572800.0,
-                                   33522128640.0,
-                                   1323241920.0,
-                                   40840800.0,
-                                   960960.0,
-                                   16380.0,
-                                   182.0,
-                                   1.0};
-  constexpr double theta13 = 5.371920351148152;
+  const auto& b = special::kPade13;  // the interpreter's coefficients (special_constants.h)
+  constexpr double theta13 = special::kPade13Theta;
   Val A = e.convert(in[0], DType::F64);
   const Shape& s = A.type.shape;
   size_t r = s.rank();
