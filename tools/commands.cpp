@@ -354,6 +354,10 @@ void cmd_ops(bool markdown, std::ostream& out) {
 void cmd_devices(std::ostream& out) {
   out << "devices:\n";
   for (const Device& d : devices()) out << "  " << d.to_string() << "\n";
+  cmd_backends(out);
+}
+
+void cmd_backends(std::ostream& out) {
   out << "backends:\n";
   for (const auto& name : backend_names()) {
     const Capabilities& c = get_backend(name).capabilities();
@@ -361,10 +365,11 @@ void cmd_devices(std::ostream& out) {
     for (Device::Kind k : c.device_kinds) kinds.emplace_back(Device(k, 0).kind_name());
     for (DType t : c.dtypes) dts.emplace_back(dtype_name(t));
     auto yn = [](bool b) { return b ? "yes" : "no"; };
-    out << "  " << name << ": devices " << (kinds.empty() ? std::string("none (an export target)") : join(kinds, ", ")) << "; symbolic shapes " << yn(c.symbolic_shapes)
-        << "; regions " << yn(c.regions) << "; serializable artifact " << yn(c.serializable_artifact) << "; dtypes "
-        << join(dts, ", ") << "; batch cost model " << c.batch_cost.dispatch_seconds * 1e9 << " ns/dispatch + "
-        << c.batch_cost.element_seconds * 1e9 << " ns/element\n";
+    out << "  " << name << ": devices " << (kinds.empty() ? std::string("none (an export target)") : join(kinds, ", "))
+        << "; symbolic shapes " << yn(c.symbolic_shapes) << "; regions " << yn(c.regions) << "; serializable artifact "
+        << yn(c.serializable_artifact) << "; dtypes " << join(dts, ", ") << "; batch cost model "
+        << c.batch_cost.dispatch_seconds * 1e9 << " ns/dispatch + " << c.batch_cost.element_seconds * 1e9
+        << " ns/element\n";
   }
 }
 

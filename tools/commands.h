@@ -42,6 +42,8 @@ void cmd_run(const RunArgs& args, std::ostream& out);
 
 void cmd_ops(bool markdown, std::ostream& out);
 void cmd_devices(std::ostream& out);
+// Each backend and its capabilities (also the second part of cmd_devices).
+void cmd_backends(std::ostream& out);
 
 struct DotOptions {
   std::string graph;

@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
   ops->add_flag("--markdown", markdown, "print a markdown table");
 
   CLI::App* devices = app.add_subcommand("devices", "List the devices and backends of this build");
+  CLI::App* backends = app.add_subcommand("backends", "List the backends of this build and what each can do");
 
   cli::DotOptions dot_opts;
   CLI::App* dot = app.add_subcommand("dot", "Write the graph's main function as Graphviz DOT");
@@ -177,6 +178,7 @@ int main(int argc, char** argv) {
     if (*run) cli::cmd_run(run_opts, std::cout);
     if (*ops) cli::cmd_ops(markdown, std::cout);
     if (*devices) cli::cmd_devices(std::cout);
+    if (*backends) cli::cmd_backends(std::cout);
     if (*dot) cli::cmd_dot(dot_opts, std::cout);
     if (*bench) cli::cmd_bench(quick, std::cout);
     if (*transform) cli::cmd_transform(tf_opts, std::cout);
