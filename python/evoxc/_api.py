@@ -231,7 +231,7 @@ def _carry_tree(src, dst):
 
 
 _PLANNED_BACKENDS = {
-    "stablehlo": "StableHLO export", "mlir": "the MLIR/LLVM compiled backend", "iree": "IREE", "xla": "XLA (PJRT)",
+    "mlir": "the MLIR/LLVM compiled backend", "iree": "IREE", "xla": "XLA (PJRT)",
     "tvm": "TVM",
 }
 

@@ -7,6 +7,13 @@
 
 namespace evoxc::ir_detail {
 
+// Slots for n elements at most half full: a power of two, at least 64.
+inline size_t flat_capacity(size_t n) {
+  size_t c = 64;
+  while (c < (n + 1) * 2) c *= 2;
+  return c;
+}
+
 // A set of pointers with open addressing: passes and the verifier run on every program of a
 // population, and node-based hash sets (one allocation per element) cost more than the walks.
 class PtrSet {
@@ -20,7 +27,7 @@ class PtrSet {
   }
   // Sizes the table for n elements at once (no growth while inserting them).
   void reserve(size_t n) {
-    if ((n + 1) * 2 > slots_.size()) rehash(capacity_for(n));
+    if ((n + 1) * 2 > slots_.size()) rehash(flat_capacity(n));
   }
   void insert(const void* p) {
     if ((used_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 64 : slots_.size() * 2);
@@ -43,11 +50,6 @@ class PtrSet {
 
  private:
   static inline const void* const kGone = reinterpret_cast<const void*>(uintptr_t{1});
-  static size_t capacity_for(size_t n) {
-    size_t c = 64;
-    while (c < (n + 1) * 2) c *= 2;
-    return c;
-  }
   size_t slot(const void* p) const {
     return ((reinterpret_cast<uintptr_t>(p) >> 4) * 0x9e3779b97f4a7c15ULL >> 7) & mask_;
   }
@@ -69,7 +71,7 @@ template <typename T>
 class HashIndex {
  public:
   void reserve(size_t n) {
-    if ((n + 1) * 2 > slots_.size()) rehash(capacity_for(n));
+    if ((n + 1) * 2 > slots_.size()) rehash(flat_capacity(n));
   }
   void insert(size_t h, const T* p) {
     if ((used_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 64 : slots_.size() * 2);
@@ -93,11 +95,6 @@ class HashIndex {
     size_t hash = 0;
     const T* ptr = nullptr;
   };
-  static size_t capacity_for(size_t n) {
-    size_t c = 64;
-    while (c < (n + 1) * 2) c *= 2;
-    return c;
-  }
   void rehash(size_t cap) {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(cap, Slot{});

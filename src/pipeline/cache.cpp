@@ -178,7 +178,28 @@ std::string DiskCache::key(const LoweredProgram& lowered, const CompileOptions& 
 std::string DiskCache::path(const std::string& key) const { return dir_ + "/" + key + ".evoxcartifact"; }
 
 std::optional<CompiledArtifact> DiskCache::find(const LoweredProgram& lowered, const CompileOptions& options) const {
+  return find_at(path(key(lowered, options)));
+}
+
+void DiskCache::store(const LoweredProgram& lowered, const CompileOptions& options,
+                      const CompiledArtifact& artifact) const {
+  store_at(path(key(lowered, options)), artifact);
+}
+
+CompiledArtifact DiskCache::compile(const LoweredProgram& lowered, const CompileOptions& options, bool* hit) const {
+  // The key hashes the whole lowered text: computed once for the lookup and the store.
   std::string p = path(key(lowered, options));
+  if (auto found = find_at(p)) {
+    if (hit) *hit = true;
+    return *found;
+  }
+  if (hit) *hit = false;
+  CompiledArtifact a = evoxc::compile(lowered, options);
+  store_at(p, a);
+  return a;
+}
+
+std::optional<CompiledArtifact> DiskCache::find_at(const std::string& p) const {
   std::error_code ec;
   if (!std::filesystem::exists(p, ec)) return std::nullopt;
   try {
@@ -190,23 +211,11 @@ std::optional<CompiledArtifact> DiskCache::find(const LoweredProgram& lowered, c
   }
 }
 
-void DiskCache::store(const LoweredProgram& lowered, const CompileOptions& options,
-                      const CompiledArtifact& artifact) const {
+void DiskCache::store_at(const std::string& p, const CompiledArtifact& artifact) const {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw PersistenceError("DiskCache: cannot create " + dir_ + ": " + ec.message());
-  artifact.save(path(key(lowered, options)));
-}
-
-CompiledArtifact DiskCache::compile(const LoweredProgram& lowered, const CompileOptions& options, bool* hit) const {
-  if (auto found = find(lowered, options)) {
-    if (hit) *hit = true;
-    return *found;
-  }
-  if (hit) *hit = false;
-  CompiledArtifact a = evoxc::compile(lowered, options);
-  store(lowered, options, a);
-  return a;
+  artifact.save(p);
 }
 
 }  // namespace evoxc

@@ -31,10 +31,14 @@ def verify_text(text):
     return None
 
 
-def xla_run(text, inputs):
-    """Compiles the text with XLA's CPU compiler and runs it on numpy inputs; returns numpy outputs."""
-    exe = _BACKEND.compile_and_load(text, xla_client.DeviceList(tuple(_BACKEND.local_devices()[:1])),
-                                    xla_client.CompileOptions())
+def xla_run(text, inputs, strict=False):
+    """Compiles the text with XLA's CPU compiler and runs it on numpy inputs; returns numpy outputs. strict: without
+    XLA's default xla_allow_excess_precision, under which XLA drops the rounding of a bfloat16 value that is
+    converted on to float32 (convert(convert(x, bf16), f32) becomes x)."""
+    options = xla_client.CompileOptions()
+    if strict:
+        options.env_option_overrides = [("xla_allow_excess_precision", False)]
+    exe = _BACKEND.compile_and_load(text, xla_client.DeviceList(tuple(_BACKEND.local_devices()[:1])), options)
     bufs = [jax.device_put(np.asarray(x)) for x in inputs]
     outs = exe.execute_sharded(bufs).disassemble_into_single_device_arrays()
     return [np.asarray(o[0]) for o in outs]
@@ -94,27 +98,34 @@ def runnable(text, arrays):
         return str(jax_mlir.refine_polymorphic_shapes(ir.Module.parse(static_main(text, arrays))))
 
 
-def check_graph(graph, inputs, what):
-    """Exports `graph`, verifies the text with jaxlib (as exported, symbolic extents included), runs it on XLA and
-    compares with the interpreter. `inputs`: one argument per graph argument (pytrees of tensors)."""
+def flat_outputs(out):
+    """The leaves of evoxc.run's result, in flattening order."""
+    if isinstance(out, (list, tuple)):
+        return [leaf for o in out for leaf in flat_outputs(o)]
+    return [out]
+
+
+def run_both(graph, inputs, strict=False):
+    """(exported text, XLA's outputs, the interpreter's outputs) as numpy arrays. `inputs`: one argument per graph
+    argument (numpy arrays, tensors, or pytrees of tensors). The text must verify with jaxlib as exported (symbolic
+    extents included); symbolic modules are refined to the inputs' shapes before XLA compiles them."""
     text = evoxc.export_stablehlo(graph)
     err = verify_text(text)
-    assert err is None, f"{what}: {err}\n{text}"
-    want = [t.numpy() if hasattr(t, "numpy") else np.asarray(t) for t in _flat(evoxc.run(evoxc.build(graph), *inputs))]
+    assert err is None, f"{err}\n{text}"
+    run_inputs = [evoxc.tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
+    want = [np.asarray(t.numpy() if hasattr(t, "numpy") else t)
+            for t in flat_outputs(evoxc.run(evoxc.build(graph), *run_inputs))]
     # The module takes the input leaves flat, in the graph's flattening order.
-    leaves = evoxc.tree_flatten(tuple(inputs))[0]
+    leaves = evoxc.tree_flatten(tuple(run_inputs))[0]
     arrays = [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in leaves]
-    got = xla_run(runnable(text, arrays), arrays)
-    assert len(got) == len(want), what
+    got = xla_run(runnable(text, arrays), arrays, strict)
+    assert len(got) == len(want)
+    return text, got, want
+
+
+def check_graph(graph, inputs, what):
+    """run_both, then every result compared with assert_same; returns the text."""
+    text, got, want = run_both(graph, inputs)
     for i, (g, w) in enumerate(zip(got, want)):
         assert_same(g, w, f"{what} result {i}")
     return text
-
-
-def _flat(out):
-    if isinstance(out, (list, tuple)):
-        r = []
-        for o in out:
-            r.extend(_flat(o))
-        return r
-    return [out]

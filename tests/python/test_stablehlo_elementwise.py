@@ -11,7 +11,7 @@ numbers and a subnormal interpreter result may come back from XLA as a zero of t
 import numpy as np
 import pytest
 
-from stablehlo_util import _BACKEND, TOLERANCE, jax, runnable, verify_text, xla_client, xla_run
+from stablehlo_util import TOLERANCE, flat_outputs, run_both, runnable, verify_text, xla_run
 
 import evoxc
 
@@ -45,30 +45,6 @@ def ir_graph(inputs, ops, outputs=None):
             f"  func @main({args}) -> ({', '.join(outs)}) {{\n" + "\n".join(lines) + "\n"
             f"    evoxc.return({', '.join(f'%{k}' for k in outputs)})\n  }}\n}}\n")
     return evoxc.Graph.parse(text)
-
-
-def _flat(out):
-    return [o for x in out for o in _flat(x)] if isinstance(out, (list, tuple)) else [out]
-
-
-def xla_run_strict(text, inputs):
-    """xla_run without XLA's default xla_allow_excess_precision, under which XLA drops the rounding of a
-    bfloat16 value that is converted on to float32 (convert(convert(x, bf16), f32) becomes x)."""
-    options = xla_client.CompileOptions()
-    options.env_option_overrides = [("xla_allow_excess_precision", False)]
-    exe = _BACKEND.compile_and_load(text, xla_client.DeviceList(tuple(_BACKEND.local_devices()[:1])), options)
-    outs = exe.execute_sharded([jax.device_put(np.asarray(x)) for x in inputs]).disassemble_into_single_device_arrays()
-    return [np.asarray(o[0]) for o in outs]
-
-
-def run_both(graph, arrays, strict=False):
-    """(XLA's outputs, the interpreter's outputs, the StableHLO text) for numpy inputs."""
-    text = evoxc.export_stablehlo(graph)
-    err = verify_text(text)
-    assert err is None, f"{err}\n{text}"
-    want = [t.numpy() for t in _flat(evoxc.run(evoxc.build(graph), *[evoxc.tensor(a) for a in arrays]))]
-    got = (xla_run_strict if strict else xla_run)(text, arrays)
-    return got, want, text
 
 
 def mismatches(got, want, rtol=0.0):
@@ -130,7 +106,7 @@ def check_ops(ops, dtype, arrays, result_dtype=None, attrs="", rtol=0.0):
     n = arrays[0].shape
     res = result_dtype or dtype
     g = ir_graph([(n, dtype)] * len(arrays), [(op, list(range(len(arrays))), (n, res), attrs) for op in ops])
-    got, want, _ = run_both(g, arrays)
+    _, got, want = run_both(g, arrays)
     for op, gv, wv in zip(ops, got, want):
         assert_match(gv, wv, arrays, f"{op} {dtype}", rtol)
 
@@ -221,7 +197,7 @@ def test_fmod_and_floor_divide_where_the_quotient_overflows():
     a = np.array([3.4028235e38, 1.0, -3.0e38, 1e38], np.float32)
     b = np.array([-0.1, 1.2e-38, 0.3, -7.0], np.float32)
     check_ops(["fmod", "remainder", "floor_divide"], "float32", [a, b])
-    got, want, _ = run_both(ir_graph([((4,), "float32")] * 2, [("fmod", [0, 1], ((4,), "float32"), "")]), [a, b])
+    _, got, want = run_both(ir_graph([((4,), "float32")] * 2, [("fmod", [0, 1], ((4,), "float32"), "")]), [a, b])
     assert got[0][0] == np.float32(0.05000002)
 
 
@@ -243,7 +219,7 @@ def test_clamp_edges(dtype):
     hi = np.roll(lo, 7)
     n = x.shape
     g = ir_graph([(n, dtype)] * 3, [("clamp", [0, 1, 2], (n, dtype), "")])
-    got, want, _ = run_both(g, [x, lo, hi])
+    _, got, want = run_both(g, [x, lo, hi])
     assert_match(got[0], want[0], [x, lo, hi], f"clamp {dtype}")
 
 
@@ -272,7 +248,7 @@ def test_gelu(dtype, approximate):
     attrs = f"approximate = {'true' if approximate else 'false'}"
     x = np.concatenate([edges(dtype), np.linspace(-12, 12, 481).astype(dtype)])
     g = ir_graph([(x.shape, dtype)], [("gelu", [0], (x.shape, dtype), attrs)])
-    got, want, _ = run_both(g, [x])
+    _, got, want = run_both(g, [x])
     assert_match(got[0], want[0], [x], f"gelu {dtype}", rtol=EDGE_RTOL[dtype])
     assert np.signbit(got[0][np.isneginf(x)]).all()
 
@@ -300,7 +276,7 @@ def test_float_math_accuracy(dtype):
         g = ir_graph([(n, dtype)] * arity,
                      [(op, list(range(arity)), (n, dtype), "approximate = false" if op == "gelu" else "")
                       for op in ops])
-        got, want, _ = run_both(g, arrays)
+        _, got, want = run_both(g, arrays)
         for op, gv, wv in zip(ops, got, want):
             gv, wv = gv.astype(np.float64), wv.astype(np.float64)
             with np.errstate(all="ignore"):
@@ -330,7 +306,7 @@ def test_lgamma_digamma_negative():
     x = x[x != np.round(x)]
     n = x.shape
     g = ir_graph([(n, "float64")], [("lgamma", [0], (n, "float64"), ""), ("digamma", [0], (n, "float64"), "")])
-    got, want, _ = run_both(g, [x])
+    _, got, want = run_both(g, [x])
     for op, gv, wv in zip(["lgamma", "digamma"], got, want):
         err = np.abs(gv - wv) / np.maximum(np.abs(wv), 1.0)
         assert np.nanmax(err) < 2e-14, (op, np.nanmax(err), x[np.nanargmax(err)])
@@ -349,7 +325,7 @@ def test_convert_edges(src):
     n = x.shape
     targets = [t for t in ALL if t != src]
     g = ir_graph([(n, src)], [("convert", [0], (n, t), f"dtype = {MLIR[t]}") for t in targets])
-    got, want, _ = run_both(g, [x])
+    _, got, want = run_both(g, [x])
     for t, gv, wv in zip(targets, got, want):
         assert_match(gv, wv, [x], f"convert {src} -> {t}")
 
@@ -369,7 +345,7 @@ def test_convert_rounds_once():
     g = ir_graph([(n, "float64")], [("convert", [0], (n, "float16"), "dtype = f16"),
                                     ("convert", [0], (n, "bfloat16"), "dtype = bf16"),
                                     ("convert", ["%1"], (n, "float32"), "dtype = f32")], outputs=[0, 2])
-    got, want, _ = run_both(g, [f64], strict=True)
+    _, got, want = run_both(g, [f64], strict=True)
     assert got[0][0] == np.float16(1 + 2**-10) and got[1][2] == np.float32(1 + 2**-7)
     assert_match(got[0], want[0], [f64], "float64 -> float16")
     assert_match(got[1], want[1], [f64], "float64 -> bfloat16")
@@ -378,7 +354,7 @@ def test_convert_rounds_once():
                       ("uint32", [2**31 + 2**23 + 1, 2**32 - 1, 2**24 + 2**16, 1]),
                       ("uint64", [2**63 + 2**55 + 1, 2**64 - 1, 2**56 + 2**48, 0])]:
         x = np.array(vals, dtype=src)
-        got, want, _ = run_both(_to_bf16_and_back(x, src), [x], strict=True)
+        _, got, want = run_both(_to_bf16_and_back(x, src), [x], strict=True)
         assert_match(got[0], want[0], [x], f"{src} -> bfloat16")
 
 
@@ -389,7 +365,7 @@ def test_bitcast_convert(src):
     n = x.shape
     same = [t for t in INTS + FLOATS if np.dtype(t).itemsize == np.dtype(src).itemsize and t != src]
     g = ir_graph([(n, src)], [("bitcast_convert", [0], (n, t), f"dtype = {MLIR[t]}") for t in same])
-    got, want, _ = run_both(g, [x])
+    _, got, want = run_both(g, [x])
     for t, gv, wv in zip(same, got, want):
         # bits, NaN payloads included
         assert np.array_equal(gv.view(f"u{gv.itemsize}"), wv.view(f"u{wv.itemsize}")), f"{src} -> {t}"
@@ -414,7 +390,7 @@ def test_bfloat16(op):
     if res == "bfloat16":
         ops.append(("convert", [f"%{arity}"], (n, "float32"), "dtype = f32"))
     g = ir_graph([(n, "float32")] * arity, ops, outputs=[len(ops) - 1])
-    got, want, _ = run_both(g, arrays, strict=True)
+    _, got, want = run_both(g, arrays, strict=True)
     exact = op not in FLOAT_MATH + ["power", "atan2", "hypot"]
     # bfloat16's ULP is 2^-8 to 2^-7 relative: two of them for the transcendental functions
     assert_match(got[0], want[0], arrays, f"{op} bfloat16", rtol=0.0 if exact else 1.6e-2)
@@ -438,7 +414,7 @@ def test_broadcasting():
                   ("select", [3, 2, 1], ((3, 4), "int32"), ""),
                   ("clamp", [1, 0, 2], ((3, 4), "int32"), ""),
                   ("shift_left", [2, 1], ((1, 4), "int32"), "")])
-    got, want, text = run_both(g, [a, b, s, p])
+    text, got, want = run_both(g, [a, b, s, p])
     for i, (gv, wv) in enumerate(zip(got, want)):
         assert_match(gv, wv, [], f"output {i}")
     assert "stablehlo.broadcast_in_dim" in text
@@ -467,7 +443,7 @@ def test_symbolic_shapes():
         f = np.array([np.nan, np.inf, -np.inf, -0.0, 2.5][:b], np.float32).reshape(b, 1)
         p = rng.integers(0, 2, (b, 1)).astype(bool)
         arrays = [x, y, f, p]
-        want = [t.numpy() for t in _flat(evoxc.run(evoxc.build(g), *[evoxc.tensor(a) for a in arrays]))]
+        want = [t.numpy() for t in flat_outputs(evoxc.run(evoxc.build(g), *[evoxc.tensor(a) for a in arrays]))]
         got = xla_run(runnable(text, arrays), arrays)
         for i, (gv, wv) in enumerate(zip(got, want)):
             assert_match(gv, wv, [], f"B={b} output {i}", rtol=1e-6)
@@ -482,7 +458,7 @@ def test_empty_tensors():
                   ("gelu", [0], (n, "float32"), "approximate = false"), ("power", [1, 1], (n, "int8"), ""),
                   ("convert", [0], (n, "uint8"), "dtype = ui8"), ("less", [1, 1], (n, "bool"), ""),
                   ("clamp", [0, 0, 0], (n, "float32"), "")])
-    got, want, _ = run_both(g, [x, i])
+    _, got, want = run_both(g, [x, i])
     for gv, wv in zip(got, want):
         assert gv.shape == wv.shape == n and gv.dtype == wv.dtype
 
@@ -552,6 +528,6 @@ def test_xla_cpu_flushes_subnormals():
     b = np.array([0.0, 3e38], np.float32)
     g = ir_graph([((2,), "float32")] * 2, [("greater", [0, 1], ((2,), "bool"), ""),
                                            ("divide", [0, 1], ((2,), "float32"), "")])
-    got, want, _ = run_both(g, [a, b])
+    _, got, want = run_both(g, [a, b])
     assert want[0][0] and not got[0][0]
     assert want[1][1] > 0 and got[1][1] == 0

@@ -10,34 +10,10 @@ import re
 import numpy as np
 import pytest
 
-from stablehlo_util import assert_same, runnable, verify_text, xla_run
+from stablehlo_util import assert_same, run_both, runnable, xla_run
 
 import evoxc
 from evoxc import TensorSpec
-
-
-
-def _np(x):
-    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
-
-
-def _flat(out):
-    if isinstance(out, (list, tuple)):
-        return [y for o in out for y in _flat(o)]
-    return [out]
-
-
-def run_both(graph, inputs):
-    """(exported text, XLA's outputs, the interpreter's outputs) as numpy arrays; symbolic modules are refined to
-    the inputs' shapes first."""
-    text = evoxc.export_stablehlo(graph)
-    err = verify_text(text)
-    assert err is None, f"{err}\n{text}"
-    arrays = [_np(x) for x in inputs]
-    want = [_np(t) for t in _flat(evoxc.run(evoxc.build(graph), *[evoxc.tensor(a) for a in arrays]))]
-    got = xla_run(runnable(text, arrays), arrays)
-    assert len(got) == len(want)
-    return text, got, want
 
 
 def bits(a):

@@ -69,6 +69,8 @@ class DiskCache {
   static const std::string& host_cpu();
 
  private:
+  std::optional<CompiledArtifact> find_at(const std::string& path) const;
+  void store_at(const std::string& path, const CompiledArtifact& artifact) const;
   std::string dir_;
 };
 
