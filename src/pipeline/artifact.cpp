@@ -80,6 +80,8 @@ std::string CompiledArtifact::to_bytes() const {
                       {"backend", backend()},
                       {"target", target()},
                       {"options", options()},
+                      {"cpu", header().cpu},
+                      {"cpu_features", header().cpu_features},
                       {"content_hash", content_hash()},
                       {"payload_bytes", p.size()}};
   std::string data(kArtifactMagic);
@@ -128,6 +130,8 @@ CompiledArtifact CompiledArtifact::from_bytes(std::string_view data, std::string
     header.backend = h.at("backend").get<std::string>();
     header.target = h.at("target").get<std::string>();
     header.options = h.at("options").get<std::string>();
+    header.cpu = h.at("cpu").get<std::string>();
+    header.cpu_features = h.at("cpu_features").get<std::string>();
     hash = h.at("content_hash").get<std::string>();
     bytes = static_cast<size_t>(integer("payload_bytes", std::numeric_limits<int64_t>::max()));
   } catch (const nlohmann::json::exception& e) {

@@ -150,6 +150,11 @@ struct ArtifactHeader {
   std::string backend;
   std::string target;   // "cpu"
   std::string options;  // the resolved compile options, as text
+  // For object code: the CPU it was compiled for (LLVM's triple and CPU name) and the features
+  // it may use ("+avx2,+fma,..."); empty for portable payloads. A backend refuses to load an
+  // artifact whose CPU or features differ from the host's (PersistenceError).
+  std::string cpu;
+  std::string cpu_features;
 };
 
 // The compiler's output: a header (format version, ABI, backend, target, options, content
@@ -159,7 +164,7 @@ struct ArtifactHeader {
 // hash are produced on first use (payload(), content_hash(), save()). Cheap to copy.
 class CompiledArtifact {
  public:
-  static constexpr int kFormatVersion = 2;  // 2: the backend's payload is binary
+  static constexpr int kFormatVersion = 3;  // 2: the backend's payload is binary; 3: cpu, cpu_features
   static constexpr int kAbi = 1;
 
   // Serialises the backend's compiled program; `graph` is the artifact's graph.

@@ -1,0 +1,259 @@
+// The `mlir` backend: EvoXIR -> upstream MLIR text (the rule table) -> object code (codegen/) -> a JIT-linked entry; registers itself.
+#include <array>
+#include <cstring>
+#include <memory>
+
+#include "backends/interp/graph_codec.h"
+#include "backends/mlir/codegen/codegen.h"
+#include "backends/mlir/emitter.h"
+#include "evoxc/core/error.h"
+#include "evoxc/pipeline/pipeline.h"
+
+namespace evoxc {
+namespace mlir_backend {
+
+// The lowered module: one public function @main over tensors, with the C interface MLIR
+// generates for it (codegen wraps that in evoxc_entry).
+std::string write_module(const Graph& graph) {
+  const Block& entry = graph.main().entry();
+  std::string body;
+  Emitter e(&body);
+  std::vector<Val> args;
+  std::string sig;
+  for (size_t i = 0; i < entry.arguments().size(); ++i) {
+    const TensorType& t = entry.argument(i)->type();
+    args.push_back({"%arg" + std::to_string(i), t});
+    sig += (i ? ", " : "") + args.back().name + ": " + tensor_type(t);
+    for (size_t a = 0; a < t.shape.rank(); ++a)
+      if (t.shape[a].is_symbol()) e.bind_symbol(t.shape[a].name(), args.back(), a);
+  }
+  std::vector<Val> outs = e.lower_block(entry, args);
+  std::string types, names;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    types += (i ? ", " : "") + tensor_type(outs[i].type);
+    names += (i ? ", " : "") + outs[i].name;
+  }
+  std::string text = "module @evoxc {\n  func.func @main(" + sig + ") -> (" + types +
+                     ") attributes {llvm.emit_c_interface} {\n" + body;
+  text += "    return " + names + (outs.empty() ? "" : " : " + types) + "\n  }\n}\n";
+  return text;
+}
+
+}  // namespace mlir_backend
+
+namespace {
+
+using mlir_codegen::HostTarget;
+
+const HostTarget& host() {
+  static const HostTarget h = mlir_codegen::host_target();
+  return h;
+}
+
+// Enabled features only: what the object code may use.
+std::string enabled_features(const std::string& all) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t end = all.find(',', pos);
+    if (end == std::string::npos) end = all.size();
+    std::string f = all.substr(pos, end - pos);
+    if (!f.empty() && f[0] == '+') out += (out.empty() ? "" : ",") + f;
+    pos = end + 1;
+  }
+  return out;
+}
+
+// payload: u64 length of the graph encoding, the graph encoding, the object code.
+std::string encode_payload(const Graph& g, const std::string& object) {
+  std::string graph = graph_codec::encode(g);
+  uint64_t n = graph.size();
+  std::string p(sizeof n, '\0');
+  std::memcpy(p.data(), &n, sizeof n);
+  return p + graph + object;
+}
+
+// The descriptors MLIR's C interface reads: {allocated, aligned, offset, sizes[R], strides[R]}.
+struct Layout {
+  std::vector<size_t> offsets;  // per argument, in int64 slots
+  size_t slots = 0;
+};
+
+class MlirExecutable final : public ExecutableImpl {
+ public:
+  MlirExecutable(Graph graph, std::shared_ptr<const mlir_codegen::LoadedObject> object)
+      : graph_(std::move(graph)), object_(std::move(object)) {
+    const Block& entry = graph_.main().entry();
+    for (size_t i = 0; i < entry.arguments().size(); ++i) types_.push_back(entry.argument(i)->type());
+    num_inputs_ = types_.size();
+    for (const TensorType& t : graph_.main().result_types()) types_.push_back(t);
+    for (const TensorType& t : types_) {
+      layout_.offsets.push_back(layout_.slots);
+      layout_.slots += 3 + 2 * t.shape.rank();
+      bool dynamic = false;
+      for (const DimExpr& d : t.shape) dynamic = dynamic || !d.is_const();
+      dynamic_ = dynamic_ || dynamic;
+    }
+  }
+
+  void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const override {
+    if (inputs.size() != num_inputs_ || outputs.size() != types_.size() - num_inputs_)
+      throw ValidationError("mlir: execute: wrong number of inputs or outputs");
+    DimBindings bindings;
+    for (size_t i = 0; i < num_inputs_; ++i) check_input(i, inputs[i], bindings);
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const TensorType& t = types_[num_inputs_ + j];
+      std::vector<int64_t> shape = dynamic_ ? t.shape.evaluate(bindings) : static_shape(t);
+      Tensor& o = outputs[j];
+      if (o.defined() && o.dtype() == t.dtype && o.shape() == shape) continue;
+      if (o.defined() && o.dtype() != t.dtype)
+        throw ValidationError("mlir: output [" + std::to_string(j) + "]: the caller's tensor has dtype " +
+                              std::string(dtype_name(o.dtype())) + ", the program gives " + std::string(dtype_name(t.dtype)));
+      o = Tensor::empty(std::move(shape), t.dtype);
+    }
+    // Descriptors on the stack for the usual sizes: no allocation for static programs.
+    std::array<int64_t, 256> small{};
+    std::vector<int64_t> large;
+    int64_t* slots = small.data();
+    if (layout_.slots > small.size()) {
+      large.resize(layout_.slots);
+      slots = large.data();
+    }
+    std::array<void*, 64> small_args{};
+    std::vector<void*> large_args;
+    void** args = small_args.data();
+    if (types_.size() > small_args.size()) {
+      large_args.resize(types_.size());
+      args = large_args.data();
+    }
+    for (size_t i = 0; i < types_.size(); ++i) {
+      const Tensor& t = i < num_inputs_ ? inputs[i] : outputs[i - num_inputs_];
+      int64_t* d = slots + layout_.offsets[i];
+      void* data = t.numel() ? t.raw_data() : nullptr;
+      std::memcpy(&d[0], &data, sizeof data);
+      std::memcpy(&d[1], &data, sizeof data);
+      d[2] = 0;
+      size_t r = t.rank();
+      int64_t stride = 1;
+      for (size_t a = r; a-- > 0;) {
+        d[3 + a] = t.shape()[a];
+        d[3 + r + a] = stride;
+        stride *= t.shape()[a];
+      }
+      args[i] = d;
+    }
+    object_->entry()(args);
+  }
+
+ private:
+  static std::vector<int64_t> static_shape(const TensorType& t) {
+    std::vector<int64_t> s;
+    for (const DimExpr& d : t.shape) s.push_back(d.value());
+    return s;
+  }
+  void check_input(size_t i, const Tensor& x, DimBindings& bindings) const {
+    const TensorType& t = types_[i];
+    bool ok = x.defined() && x.dtype() == t.dtype && x.rank() == t.shape.rank();
+    for (size_t a = 0; ok && a < t.shape.rank(); ++a) {
+      const DimExpr& d = t.shape[a];
+      if (auto c = d.as_const()) ok = *c == x.shape()[a];
+      else if (d.is_symbol()) {
+        auto [it, fresh] = bindings.emplace(d.name(), x.shape()[a]);
+        ok = fresh || it->second == x.shape()[a];
+      }
+    }
+    if (!ok)
+      throw ValidationError("mlir: input " + std::to_string(i) + ": expected " + t.to_string() + ", got " +
+                            (x.defined() ? TensorType(x.dtype(), Shape::from_ints(x.shape())).to_string()
+                                         : std::string("an undefined tensor")));
+  }
+
+  Graph graph_;
+  std::shared_ptr<const mlir_codegen::LoadedObject> object_;
+  std::vector<TensorType> types_;
+  size_t num_inputs_ = 0;
+  Layout layout_;
+  bool dynamic_ = false;
+};
+
+Capabilities mlir_capabilities() {
+  Capabilities c;
+  c.backend = "mlir";
+  c.device_kinds = {Device::Kind::Cpu};
+  c.symbolic_shapes = true;
+  c.regions = true;
+  c.serializable_artifact = true;
+  for (int i = 0; i < kNumDTypes; ++i) c.dtypes.push_back(static_cast<DType>(i));
+  c.rules = &mlir_backend::rules();
+  return c;
+}
+
+class MlirBackend final : public Backend {
+ public:
+  MlirBackend() : Backend(mlir_capabilities()) {}
+
+  CompiledArtifact deserialize(const ArtifactHeader& header, std::string payload) const override {
+    check_cpu(header);
+    uint64_t n = 0;
+    if (payload.size() < sizeof n) throw PersistenceError("mlir: the payload is truncated");
+    std::memcpy(&n, payload.data(), sizeof n);
+    if (n > payload.size() - sizeof n) throw PersistenceError("mlir: the payload's graph length is out of range");
+    Graph g = graph_codec::decode(std::string_view(payload).substr(sizeof n, n));
+    try {
+      verify(g);
+      check_supported(g);
+    } catch (const Error& e) {
+      throw PersistenceError(std::string("mlir: the payload's graph does not verify: ") + e.what());
+    }
+    return CompiledArtifact(header, std::move(g), std::move(payload));
+  }
+
+ protected:
+  LoweredProgram lower_verified(const Graph& graph) const override {
+    return LoweredProgram(name(), graph, mlir_backend::write_module(graph));
+  }
+
+  CompiledArtifact compile_lowered(const LoweredProgram& lowered, const CompileOptions& options) const override {
+    auto [level, source] = options.resolve_opt_level();
+    mlir_codegen::CodegenOptions cg;
+    cg.opt_level = level.value();
+    cg.reassociate_reductions = level.value() >= 2;
+    std::string opts = "opt_level=" + level.to_string() + " (" + source + ")";
+    for (const auto& f : options.flags) opts += " " + f;
+    std::string object = mlir_codegen::compile_to_object(lowered.text(), cg);
+    ArtifactHeader h{name(), "cpu", std::move(opts), host().triple + " " + host().cpu, enabled_features(host().features)};
+    return CompiledArtifact(h, lowered.graph(),
+                            [object = std::move(object)](const Graph& g) { return encode_payload(g, object); });
+  }
+
+  Executable load_artifact(const CompiledArtifact& artifact, Device device) const override {
+    if (device.index != 0) throw DeviceError("mlir: runs on cpu:0 only, not " + device.to_string());
+    check_cpu(artifact.header());
+    const std::string& p = artifact.payload();
+    uint64_t n = 0;
+    std::memcpy(&n, p.data(), sizeof n);
+    auto object = mlir_codegen::LoadedObject::load(p.substr(sizeof n + n));
+    return Executable(name(), device, artifact.graph(), std::make_shared<MlirExecutable>(artifact.graph(), object));
+  }
+
+ private:
+  static void check_cpu(const ArtifactHeader& h) {
+    std::string cpu = host().triple + " " + host().cpu;
+    if (h.cpu != cpu)
+      throw PersistenceError("mlir: the artifact's object code is for " + (h.cpu.empty() ? "no CPU" : h.cpu) +
+                             ", this machine is " + cpu + "; compile it again here");
+    if (h.cpu_features != enabled_features(host().features))
+      throw PersistenceError("mlir: the artifact's object code uses CPU features (" + h.cpu_features +
+                             ") that differ from this machine's; compile it again here");
+  }
+};
+
+[[maybe_unused]] const bool registered = register_backend("mlir", [] { return std::make_unique<MlirBackend>(); });
+
+}  // namespace
+}  // namespace evoxc
+
+extern "C" {
+extern const int evoxc_backend_mlir_anchor;
+const int evoxc_backend_mlir_anchor = 1;
+}

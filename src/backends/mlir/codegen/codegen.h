@@ -1,0 +1,48 @@
+// The narrow interface to MLIR and LLVM: compile upstream-dialect MLIR text to host object code, load object code.
+// Only codegen/*.cpp include MLIR or LLVM headers (each costs ~20 s and over 1 GB to compile).
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace evoxc::mlir_codegen {
+
+// The machine object code is made for and must be loaded on.
+struct HostTarget {
+  std::string triple;    // "x86_64-unknown-linux-gnu"
+  std::string cpu;       // "znver4"
+  std::string features;  // "+avx2,+avx512f,..." (LLVM's host feature list, sorted)
+};
+HostTarget host_target();
+
+struct CodegenOptions {
+  int opt_level = 2;  // 0..3: LLVM's pipeline; >= 2 also lets float reductions reassociate
+  bool reassociate_reductions = false;
+};
+
+// The object code of `mlir_text` (a module of func/linalg/tensor/arith/math/scf ops whose
+// function @main takes and returns tensors) after the pass pipeline (pipeline_text()), with
+// one exported symbol `evoxc_entry(void** args)`: args[i] points at the memref descriptor of
+// input i, then of output i (outputs are written in place: results become out-parameters).
+// BackendError with MLIR's diagnostics when the text does not parse, verify or lower.
+std::string compile_to_object(const std::string& mlir_text, const CodegenOptions& options);
+
+// The pass pipeline compile_to_object runs, as MLIR's textual pipeline (for docs and -print).
+std::string pipeline_text(const CodegenOptions& options);
+// mlir_text after the pipeline up to (not including) the LLVM dialect: for inspection.
+std::string lower_to_loops(const std::string& mlir_text, const CodegenOptions& options);
+
+// Object code linked into this process by an in-process JIT linker (no recompilation).
+class LoadedObject {
+ public:
+  using Entry = void (*)(void** args);
+  // PersistenceError when the object does not link (a corrupted payload).
+  static std::shared_ptr<const LoadedObject> load(const std::string& object);
+  virtual ~LoadedObject() = default;
+  Entry entry() const { return entry_; }
+
+ protected:
+  Entry entry_ = nullptr;
+};
+
+}  // namespace evoxc::mlir_codegen

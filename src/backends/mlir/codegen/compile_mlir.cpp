@@ -1,0 +1,202 @@
+// MLIR text -> host object code: parse, the pass pipeline (fusion, bufferization, loops, polynomial math, LLVM), LLVM's optimiser, machine code.
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include "backends/mlir/codegen/codegen.h"
+#include "evoxc/core/error.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace evoxc::mlir_codegen {
+namespace {
+
+void init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    mlir::registerAllPasses();
+  });
+}
+
+// Replaces math ops by MLIR's polynomial approximations (f16/bf16 computed in f32), so they
+// vectorise with the loop around them instead of calling scalar libm.
+struct PolynomialMath : mlir::PassWrapper<PolynomialMath, mlir::OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PolynomialMath)
+  llvm::StringRef getArgument() const override { return "evoxc-polynomial-math"; }
+  void runOnOperation() override {
+    mlir::RewritePatternSet patterns(&getContext());
+    mlir::populateMathPolynomialApproximationPatterns(patterns);
+    if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
+  }
+};
+
+// The pipeline in two halves around PolynomialMath (not a registered pass upstream).
+const char* kToLoops =
+    "linalg-fuse-elementwise-ops,canonicalize,cse,"
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
+    "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
+    "bufferization-lower-deallocations,convert-linalg-to-loops,canonicalize,cse";
+const char* kToLLVM =
+    "convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,finalize-memref-to-llvm,"
+    // math-to-llvm first: the approximations' math.fma must become the FMA intrinsic, not libm's fmaf
+    "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
+
+struct Context {
+  mlir::DialectRegistry registry;
+  mlir::MLIRContext ctx;
+  Context() : ctx(mlir::MLIRContext::Threading::DISABLED) {
+    mlir::registerAllDialects(registry);
+    mlir::registerAllExtensions(registry);
+    mlir::registerAllToLLVMIRTranslations(registry);
+    ctx.appendDialectRegistry(registry);
+    ctx.loadAllAvailableDialects();
+  }
+};
+
+// Parses and runs the pipeline (`to_llvm`: both halves), collecting diagnostics for the error.
+mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& text, bool to_llvm,
+                                               const CodegenOptions& options) {
+  init_once();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&c.ctx, [&](mlir::Diagnostic& d) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &c.ctx);
+  if (!module) throw BackendError("mlir: the lowered program does not parse:\n" + diagnostics);
+  // The lowering marks reduction combiners `reassoc` (the one numeric liberty); below O2 the
+  // marks are dropped so float reductions keep their sequential order.
+  if (!options.reassociate_reductions) {
+    auto none = mlir::arith::FastMathFlagsAttr::get(&c.ctx, mlir::arith::FastMathFlags::none);
+    module->walk([&](mlir::Operation* op) {
+      if (op->getAttrOfType<mlir::arith::FastMathFlagsAttr>("fastmath")) op->setAttr("fastmath", none);
+    });
+  }
+  mlir::PassManager pm(&c.ctx);
+  if (mlir::failed(mlir::parsePassPipeline(kToLoops, pm)))
+    throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
+  if (to_llvm) {
+    pm.addPass(std::make_unique<PolynomialMath>());
+    if (mlir::failed(mlir::parsePassPipeline(kToLLVM, pm)))
+      throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
+  }
+  if (mlir::failed(pm.run(*module))) throw BackendError("mlir: the pass pipeline failed:\n" + diagnostics);
+  return module;
+}
+
+// `void evoxc_entry(void** args)` calling `_mlir_ciface_main(args[0], args[1], ...)`: one
+// entry whatever the arity, so the loader needs no per-signature thunks.
+void add_entry(llvm::Module& m) {
+  llvm::Function* f = m.getFunction("_mlir_ciface_main");
+  if (!f) throw InternalError("mlir: the lowered module has no _mlir_ciface_main");
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  llvm::Function* entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, "evoxc_entry", m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<llvm::Value*> args;
+  for (unsigned i = 0; i < f->arg_size(); ++i) {
+    llvm::Value* slot = b.CreateConstGEP1_64(ptr, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptr, slot));
+  }
+  b.CreateCall(f, args);
+  b.CreateRetVoid();
+}
+
+}  // namespace
+
+HostTarget host_target() {
+  init_once();
+  HostTarget t;
+  t.triple = llvm::sys::getProcessTriple();
+  t.cpu = llvm::sys::getHostCPUName().str();
+  std::vector<std::string> feats;
+  for (const auto& f : llvm::sys::getHostCPUFeatures()) feats.push_back((f.second ? "+" : "-") + f.first().str());
+  std::sort(feats.begin(), feats.end());
+  for (size_t i = 0; i < feats.size(); ++i) t.features += (i ? "," : "") + feats[i];
+  return t;
+}
+
+std::string pipeline_text(const CodegenOptions& options) {
+  return std::string("builtin.module(") + kToLoops + ",evoxc-polynomial-math," + kToLLVM + "), then LLVM -O" +
+         std::to_string(options.opt_level) + (options.reassociate_reductions ? " (reductions reassociate)" : "");
+}
+
+std::string lower_to_loops(const std::string& mlir_text, const CodegenOptions& options) {
+  Context c;
+  auto module = run_pipeline(c, mlir_text, false, options);
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  module->print(os);
+  return out;
+}
+
+std::string compile_to_object(const std::string& mlir_text, const CodegenOptions& options) {
+  Context c;
+  auto module = run_pipeline(c, mlir_text, true, options);
+  llvm::LLVMContext llvm_ctx;
+  std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(*module, llvm_ctx, "evoxc");
+  if (!m) throw BackendError("mlir: translation to LLVM IR failed");
+  add_entry(*m);
+
+  HostTarget host = host_target();
+  std::string error;
+  llvm::Triple triple(host.triple);
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) throw BackendError("mlir: no LLVM target for " + host.triple + ": " + error);
+  llvm::TargetOptions target_options;
+  static const llvm::CodeGenOptLevel kLevels[] = {llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
+                                                  llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, host.cpu, host.features, target_options, llvm::Reloc::PIC_, std::nullopt, kLevels[options.opt_level]));
+  if (!tm) throw BackendError("mlir: cannot make a target machine for " + host.cpu);
+  m->setDataLayout(tm->createDataLayout());
+  m->setTargetTriple(triple);
+
+  auto optimise = mlir::makeOptimizingTransformer(static_cast<unsigned>(options.opt_level), 0, tm.get());
+  if (llvm::Error e = optimise(m.get())) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    os << e;
+    throw BackendError("mlir: LLVM's optimiser failed: " + msg);
+  }
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager emit;
+  if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw BackendError("mlir: the target cannot emit object code");
+  emit.run(*m);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+}  // namespace evoxc::mlir_codegen

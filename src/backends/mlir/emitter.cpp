@@ -1,0 +1,415 @@
+// The mlir backend's MLIR writer: types, linalg.generic with broadcasting maps, scalar bodies, constants, extents, block lowering.
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <cstring>
+
+#include "backends/mlir/emitter.h"
+#include "evoxc/core/half.h"
+#include "evoxc/ops/op_def.h"
+#include "evoxc/pipeline/pipeline.h"
+
+namespace evoxc::mlir_backend {
+
+std::string element_type(DType t) {
+  switch (t) {
+    case DType::Bool: return "i1";
+    case DType::I8:
+    case DType::U8: return "i8";
+    case DType::I16:
+    case DType::U16: return "i16";
+    case DType::I32:
+    case DType::U32: return "i32";
+    case DType::I64:
+    case DType::U64: return "i64";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::F32: return "f32";
+    case DType::F64: return "f64";
+  }
+  throw InternalError("mlir: unknown dtype");
+}
+
+std::string tensor_type(const TensorType& t) {
+  std::string s = "tensor<";
+  for (const DimExpr& d : t.shape) {
+    auto c = d.as_const();
+    s += c ? std::to_string(*c) : std::string("?");
+    s += "x";
+  }
+  return s + element_type(t.dtype) + ">";
+}
+
+namespace {
+
+std::string hex_bytes(const void* data, size_t n) {
+  static const char* kDigits = "0123456789ABCDEF";
+  std::string s = "\"0x";
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    s += kDigits[p[i] >> 4];
+    s += kDigits[p[i] & 15];
+  }
+  return s + "\"";
+}
+
+// The value of evoxc's `full` for one element, computed by the interpreter (so splats convert
+// exactly as the op does).
+Tensor full_scalar(const Attribute& value, DType t) {
+  auto module = std::make_shared<Module>();
+  Function& f = module->add_function("main");
+  Operation* op = f.entry().append(get_op("full"), {}, {TensorType(t, Shape{})},
+                                   {{"shape", Shape{}}, {"value", value}, {"dtype", t}});
+  f.entry().append(get_op("return"), {op->result(0)}, {});
+  f.result_types() = {TensorType(t, Shape{})};
+  Graph g(module, TreeDef::tuple({}), TreeDef::tuple({TreeDef(LeafMark{})}));
+  Executable exe = load(compile(lower(g, "interp")));
+  std::vector<Tensor> outs(1);
+  exe.execute({}, outs);
+  return outs[0];
+}
+
+// A scalar's literal: floats as their bit pattern in hex (exact), integers signed in their width.
+std::string literal_of(const Tensor& one) {
+  DType t = one.dtype();
+  if (t == DType::Bool) return one.data<bool>()[0] ? "true" : "false";
+  uint64_t bits = 0;
+  std::memcpy(&bits, one.raw_data(), size_of(t));
+  if (is_float(t)) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llX", static_cast<unsigned long long>(bits));
+    return buf;
+  }
+  int w = bit_width(t);
+  auto v = static_cast<int64_t>(w == 64 ? bits : (bits << (64 - w)));
+  if (w < 64) v >>= (64 - w);  // sign-extend the width's bits
+  return std::to_string(v);
+}
+
+std::string affine(size_t loops, const std::string& results) {
+  std::string s = "affine_map<(";
+  for (size_t i = 0; i < loops; ++i) s += (i ? ", d" : "d") + std::to_string(i);
+  return s + ") -> (" + results + ")>";
+}
+
+}  // namespace
+
+// ---- Body ----
+
+std::string Body::fresh() { return e_.fresh("%s"); }
+void Body::line(const std::string& text) { e_.line(text); }
+
+Scalar Body::bin(const std::string& name, const Scalar& a, const Scalar& b, const std::string& flags) {
+  std::string r = fresh();
+  line(r + " = " + name + " " + a.name + ", " + b.name + (flags.empty() ? "" : " " + flags) + " : " +
+       element_type(a.dtype));
+  return {r, a.dtype};
+}
+Scalar Body::un(const std::string& name, const Scalar& a, const std::string& flags) {
+  std::string r = fresh();
+  line(r + " = " + name + " " + a.name + (flags.empty() ? "" : " " + flags) + " : " + element_type(a.dtype));
+  return {r, a.dtype};
+}
+Scalar Body::cast(const std::string& name, const Scalar& a, DType to) {
+  std::string r = fresh();
+  line(r + " = " + name + " " + a.name + " : " + element_type(a.dtype) + " to " + element_type(to));
+  return {r, to};
+}
+Scalar Body::cmpf(const std::string& pred, const Scalar& a, const Scalar& b) {
+  std::string r = fresh();
+  line(r + " = arith.cmpf " + pred + ", " + a.name + ", " + b.name + " : " + element_type(a.dtype));
+  return {r, DType::Bool};
+}
+Scalar Body::cmpi(const std::string& pred, const Scalar& a, const Scalar& b) {
+  std::string r = fresh();
+  line(r + " = arith.cmpi " + pred + ", " + a.name + ", " + b.name + " : " + element_type(a.dtype));
+  return {r, DType::Bool};
+}
+Scalar Body::select(const Scalar& c, const Scalar& a, const Scalar& b) {
+  std::string r = fresh();
+  line(r + " = arith.select " + c.name + ", " + a.name + ", " + b.name + " : " + element_type(a.dtype));
+  return {r, a.dtype};
+}
+Scalar Body::f(double v, DType t) {
+  std::string r = fresh();
+  line(r + " = arith.constant " + literal_of(full_scalar(Attribute(v), t)) + " : " + element_type(t));
+  return {r, t};
+}
+Scalar Body::i(int64_t v, DType t) {
+  std::string r = fresh();
+  line(r + " = arith.constant " + literal_of(full_scalar(Attribute(v), t)) + " : " + element_type(t));
+  return {r, t};
+}
+Scalar Body::b(bool v) {
+  std::string r = fresh();
+  line(r + " = arith.constant " + std::string(v ? "true" : "false"));
+  return {r, DType::Bool};
+}
+std::string Body::index(int d) {
+  std::string r = fresh();
+  line(r + " = linalg.index " + std::to_string(d) + " : index");
+  return r;
+}
+
+Scalar Body::widen(const Scalar& a) {
+  if (a.dtype == DType::F16 || a.dtype == DType::BF16) return cast("arith.extf", a, DType::F32);
+  return a;
+}
+Scalar Body::narrow(const Scalar& a, DType to) {
+  if (a.dtype == to) return a;
+  return cast("arith.truncf", a, to);
+}
+
+Scalar Body::convert(const Scalar& a, DType to) {
+  DType from = a.dtype;
+  if (from == to) return a;
+  if (to == DType::Bool) {
+    // anything -> bool is x != 0 (NaN -> true, -0 -> false)
+    return is_float(from) ? cmpf("une", a, f(0.0, from)) : cmpi("ne", a, i(0, from));
+  }
+  if (from == DType::Bool) {
+    // bool -> number: 0 or 1
+    return is_float(to) ? cast("arith.uitofp", a, to) : cast("arith.extui", a, to);
+  }
+  if (is_float(from) && is_float(to)) {
+    if (bit_width(to) > bit_width(from) || (from == DType::F16 && to == DType::BF16) ||
+        (from == DType::BF16 && to == DType::F16)) {
+      if (from == DType::F16 && to == DType::BF16) return cast("arith.truncf", cast("arith.extf", a, DType::F32), to);
+      if (from == DType::BF16 && to == DType::F16) return cast("arith.truncf", cast("arith.extf", a, DType::F32), to);
+      return cast("arith.extf", a, to);
+    }
+    return cast("arith.truncf", a, to);  // one rounding (LLVM's fptrunc from f64 to f16 is direct)
+  }
+  if (is_int(from) && is_int(to)) {
+    int wf = bit_width(from), wt = bit_width(to);
+    if (wt == wf) return {a.name, to};  // signless: the bits stay
+    if (wt < wf) return cast("arith.trunci", a, to);
+    return cast(is_signed_int(from) ? "arith.extsi" : "arith.extui", a, to);
+  }
+  if (is_int(from)) return cast(is_signed_int(from) ? "arith.sitofp" : "arith.uitofp", a, to);
+  // float -> int: truncation toward zero, saturating, NaN -> 0 (docs/semantics.md)
+  Scalar x = widen(a);
+  DType ft = x.dtype;
+  double lo = is_signed_int(to) ? -std::ldexp(1.0, bit_width(to) - 1) : 0.0;
+  double hi = std::ldexp(1.0, bit_width(to) - (is_signed_int(to) ? 1 : 0));
+  Scalar klo = f(lo, ft), khi = f(hi, ft);
+  Scalar inside = bin("arith.andi", cmpf("ogt", x, klo), cmpf("olt", x, khi));
+  Scalar r = cast(is_signed_int(to) ? "arith.fptosi" : "arith.fptoui", select(inside, x, f(0.0, ft)), to);
+  int64_t max_bits = is_signed_int(to) ? (std::numeric_limits<int64_t>::max() >> (64 - bit_width(to))) : -1;
+  int64_t min_bits = is_signed_int(to) ? (std::numeric_limits<int64_t>::min() >> (64 - bit_width(to))) : 0;
+  r = select(cmpf("oge", x, khi), i(max_bits, to), r);
+  return select(cmpf("ole", x, klo), i(min_bits, to), r);
+}
+
+// ---- Emitter ----
+
+std::string Emitter::fresh(const char* prefix) { return prefix + std::to_string(next_++); }
+
+void Emitter::line(const std::string& text) {
+  out_->append(static_cast<size_t>(depth_) * 2, ' ');
+  *out_ += text;
+  *out_ += '\n';
+}
+
+std::string Emitter::assign(const std::string& text) {
+  std::string r = fresh();
+  line(r + " = " + text);
+  return r;
+}
+
+void Emitter::indent(const std::function<void()>& body) {
+  ++depth_;
+  body();
+  --depth_;
+}
+
+std::string Emitter::index_constant(int64_t v) { return assign("arith.constant " + std::to_string(v) + " : index"); }
+
+std::string Emitter::extent(const DimExpr& d) {
+  if (auto c = d.as_const()) return index_constant(*c);
+  switch (d.kind()) {
+    case DimExpr::Kind::Sym: {
+      auto it = symbols_.find(d.name());
+      if (it == symbols_.end()) throw BackendError("mlir: the extent " + d.name() + " is not an extent of any input");
+      std::string axis = index_constant(static_cast<int64_t>(it->second.axis));
+      return assign("tensor.dim " + it->second.input.name + ", " + axis + " : " + tensor_type(it->second.input.type));
+    }
+    case DimExpr::Kind::Add: return assign("arith.addi " + extent(d.lhs()) + ", " + extent(d.rhs()) + " : index");
+    case DimExpr::Kind::Sub: return assign("arith.subi " + extent(d.lhs()) + ", " + extent(d.rhs()) + " : index");
+    case DimExpr::Kind::Mul: return assign("arith.muli " + extent(d.lhs()) + ", " + extent(d.rhs()) + " : index");
+    case DimExpr::Kind::Min: return assign("arith.minsi " + extent(d.lhs()) + ", " + extent(d.rhs()) + " : index");
+    case DimExpr::Kind::Max: return assign("arith.maxsi " + extent(d.lhs()) + ", " + extent(d.rhs()) + " : index");
+    // extents are non-negative and divisors positive: truncating division is floor division
+    case DimExpr::Kind::FloorDiv: return assign("arith.divsi " + extent(d.lhs()) + ", " + extent(d.rhs()) + " : index");
+    case DimExpr::Kind::Mod: return assign("arith.remsi " + extent(d.lhs()) + ", " + extent(d.rhs()) + " : index");
+    case DimExpr::Kind::Const: break;
+  }
+  throw InternalError("mlir: unknown extent expression");
+}
+
+Val Emitter::empty(const TensorType& t) {
+  std::string dyn;
+  for (const DimExpr& d : t.shape)
+    if (!d.is_const()) dyn += (dyn.empty() ? "" : ", ") + extent(d);
+  return {assign("tensor.empty(" + dyn + ") : " + tensor_type(t)), t};
+}
+
+Val Emitter::fill(const Scalar& v, const TensorType& t) {
+  Val e = empty(t);
+  return {assign("linalg.fill ins(" + v.name + " : " + element_type(v.dtype) + ") outs(" + e.name + " : " +
+                 tensor_type(t) + ") -> " + tensor_type(t)),
+          t};
+}
+
+Val Emitter::constant(const Tensor& t) {
+  TensorType ty(t.dtype(), Shape::from_ints(t.shape()));
+  std::string dense;
+  if (t.numel() == 0) {
+    dense = "dense<>";
+  } else if (t.dtype() == DType::Bool) {
+    // i1 has no byte-per-element hex form: a flat list, nested by shape
+    const bool* b = t.data<bool>();
+    std::vector<int64_t> shape = t.shape();
+    std::string s;
+    std::function<void(size_t, int64_t&)> rec = [&](size_t axis, int64_t& k) {
+      if (axis == shape.size()) {
+        s += b[k++] ? "true" : "false";
+        return;
+      }
+      s += "[";
+      for (int64_t i = 0; i < shape[axis]; ++i) {
+        if (i) s += ", ";
+        rec(axis + 1, k);
+      }
+      s += "]";
+    };
+    int64_t k = 0;
+    rec(0, k);
+    dense = "dense<" + s + ">";
+  } else {
+    dense = "dense<" + hex_bytes(t.raw_data(), t.nbytes()) + ">";
+  }
+  return {assign("arith.constant " + dense + " : " + tensor_type(ty)), ty};
+}
+
+Val Emitter::splat(const Attribute& value, DType t, const Shape& shape) {
+  Tensor one = full_scalar(value, t);
+  std::string s = assign("arith.constant " + literal_of(one) + " : " + element_type(t));
+  return fill({s, t}, TensorType(t, shape));
+}
+
+Val Emitter::generic(std::span<const Val> inputs, std::span<const std::string> input_maps, const Val& init,
+                     const std::string& output_map, std::span<const std::string> iterators,
+                     const std::function<Scalar(Body&, std::span<const Scalar>)>& f) {
+  size_t loops = iterators.size();
+  std::string maps, its, ins, in_types;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    maps += affine(loops, input_maps[i]) + ", ";
+    ins += (i ? ", " : "") + inputs[i].name;
+    in_types += (i ? ", " : "") + tensor_type(inputs[i].type);
+  }
+  maps += affine(loops, output_map);
+  for (size_t i = 0; i < loops; ++i) its += (i ? ", \"" : "\"") + iterators[i] + "\"";
+  std::string r = fresh();
+  std::string head = r + " = linalg.generic {indexing_maps = [" + maps + "], iterator_types = [" + its + "]}";
+  if (!inputs.empty()) head += " ins(" + ins + " : " + in_types + ")";
+  head += " outs(" + init.name + " : " + tensor_type(init.type) + ") {";
+  line(head);
+  std::vector<Scalar> args;
+  std::string block = "^bb0(";
+  for (size_t i = 0; i <= inputs.size(); ++i) {
+    DType t = i < inputs.size() ? inputs[i].type.dtype : init.type.dtype;
+    args.push_back({fresh("%a"), t});
+    block += (i ? ", " : "") + args.back().name + ": " + element_type(t);
+  }
+  line(block + "):");
+  indent([&] {
+    Body b(*this);
+    Scalar y = f(b, args);
+    if (y.dtype != init.type.dtype && element_type(y.dtype) != element_type(init.type.dtype))
+      throw InternalError("mlir: a body yields " + element_type(y.dtype) + " for " + tensor_type(init.type));
+    line("linalg.yield " + y.name + " : " + element_type(init.type.dtype));
+  });
+  line("} -> " + tensor_type(init.type));
+  return {r, init.type};
+}
+
+Val Emitter::map(std::span<const Val> operands, const TensorType& result,
+                 const std::function<Scalar(Body&, std::span<const Scalar>)>& f) {
+  size_t R = result.shape.rank();
+  std::vector<std::string> maps;
+  for (const Val& v : operands) {
+    size_t r = v.type.shape.rank();
+    if (r > R) throw InternalError("mlir: an elementwise operand of higher rank than its result");
+    std::string m;
+    for (size_t i = 0; i < r; ++i) {
+      size_t dim = R - r + i;
+      const DimExpr& a = v.type.shape[i];
+      const DimExpr& b = result.shape[dim];
+      std::string e;
+      if (a == b) e = "d" + std::to_string(dim);
+      else if (a.as_const() == std::optional<int64_t>(1)) e = "0";
+      else throw InternalError("mlir: operand extent does not broadcast to the result's");
+      m += (i ? ", " : "") + e;
+    }
+    maps.push_back(m);
+  }
+  std::vector<std::string> its(R, "parallel");
+  std::string out;
+  for (size_t i = 0; i < R; ++i) out += (i ? ", d" : "d") + std::to_string(i);
+  Val init = empty(result);
+  return generic(operands, maps, init, out, its, [&](Body& b, std::span<const Scalar> args) {
+    return f(b, args.subspan(0, operands.size()));
+  });
+}
+
+void Emitter::bind_symbol(const std::string& name, const Val& input, size_t axis) {
+  symbols_.emplace(name, SymbolSource{input, axis});
+}
+
+std::vector<Val> Emitter::lower_block(const Block& b, std::span<const Val> args) {
+  for (size_t i = 0; i < b.arguments().size(); ++i) env_[b.argument(i)] = args[i];
+  const Table& table = rules();
+  for (const auto& op : b.operations()) {
+    std::vector<Val> operands;
+    for (const Value* v : op->operands()) {
+      auto it = env_.find(v);
+      if (it == env_.end()) throw InternalError("mlir: a value is used before it is defined");
+      operands.push_back(it->second);
+    }
+    if (op->is_terminator()) return operands;
+    const Operation* saved = current_;
+    current_ = op.get();
+    std::vector<Val> results = table.get(*op)(*this, *op, operands);
+    current_ = saved;
+    if (results.size() != op->num_results())
+      throw InternalError("mlir: the rule of evoxc." + op->name() + " gave the wrong number of results");
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].type != op->result(i)->type())
+        throw InternalError("mlir: the rule of evoxc." + op->name() + " gave a " + tensor_type(results[i].type) +
+                            " for a " + tensor_type(op->result(i)->type()));
+      env_[op->result(i)] = results[i];
+    }
+  }
+  throw InternalError("mlir: a block without a terminator");
+}
+
+void Emitter::fail(const Operation& op, const std::string& why) {
+  throw BackendError("mlir: evoxc." + op.name() + " at " + op.location().to_string() + ": " + why);
+}
+
+const Table& rules() {
+  static const Table* table = [] {
+    auto* t = new Table("mlir");
+    add_elementwise_rules(*t);
+    add_binary_rules(*t);
+    add_reduce_linalg_rules(*t);
+    add_structure_rules(*t);
+    add_control_rules(*t);
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace evoxc::mlir_backend

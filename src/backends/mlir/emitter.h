@@ -1,0 +1,150 @@
+// The MLIR writer that mlir lowering rules use: tensor values, linalg.generic with numpy broadcasting, scalar bodies, extents, regions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "evoxc/core/error.h"
+#include "evoxc/core/tensor.h"
+#include "evoxc/ir/ir.h"
+#include "evoxc/ops/rule_table.h"
+
+namespace evoxc::mlir_backend {
+
+// A tensor value of the function being written: its SSA name and type.
+struct Val {
+  std::string name;
+  TensorType type;
+};
+
+// A scalar SSA value (inside a linalg region or between tensor ops): its name and evoxc dtype
+// (the MLIR type is signless: the dtype says how to read the bits).
+struct Scalar {
+  std::string name;
+  DType dtype;
+};
+
+class Emitter;
+
+// One op's lowering: its results' values from its operands' values (ops with regions: the
+// captured values follow the operands, as the interpreter orders them).
+using Rule = std::function<std::vector<Val>(Emitter& e, const Operation& op, std::span<const Val> operands)>;
+using Table = RuleTable<Rule, BackendError>;
+
+// The table every rule family fills (rules_*.cpp), keyed by op id.
+const Table& rules();
+
+// "f32", "i1" (bool), "i8" (int8 and uint8: MLIR's integers are signless), "bf16".
+std::string element_type(DType t);
+// "tensor<2x?xf32>", "tensor<f32>".
+std::string tensor_type(const TensorType& t);
+
+// Writes scalar ops in one region (linalg body, scf body). All helpers take and give Scalars.
+class Body {
+ public:
+  explicit Body(Emitter& e) : e_(e) {}
+  Emitter& emitter() { return e_; }
+
+  // `%s = <name> %a, %b : T` (result type = the operands' unless `result` is given).
+  Scalar bin(const std::string& name, const Scalar& a, const Scalar& b, const std::string& flags = "");
+  Scalar un(const std::string& name, const Scalar& a, const std::string& flags = "");
+  // `%s = <name> %a : T1 to T2` (arith casts).
+  Scalar cast(const std::string& name, const Scalar& a, DType to);
+  // `%s = arith.cmpf <pred>, ...` / `arith.cmpi`: i1 result.
+  Scalar cmpf(const std::string& pred, const Scalar& a, const Scalar& b);
+  Scalar cmpi(const std::string& pred, const Scalar& a, const Scalar& b);
+  Scalar select(const Scalar& c, const Scalar& a, const Scalar& b);
+  // A constant of dtype t (floats written exactly, as hex bits).
+  Scalar f(double v, DType t);
+  Scalar i(int64_t v, DType t);
+  Scalar b(bool v);
+  // The iteration index of loop dimension d (linalg.index) as an `index` scalar.
+  std::string index(int d);
+  // evoxc's convert (docs/semantics.md): saturating float->int, NaN->0, bool as != 0.
+  Scalar convert(const Scalar& a, DType to);
+  // f16/bf16 -> f32 (math in f32, rounded once on the way back); other types unchanged.
+  Scalar widen(const Scalar& a);
+  Scalar narrow(const Scalar& a, DType to);
+  // Writes a raw line (already indented by the emitter).
+  void line(const std::string& text);
+  std::string fresh();
+
+ private:
+  Emitter& e_;
+};
+
+class Emitter {
+ public:
+  explicit Emitter(std::string* out) : out_(out) {}
+
+  // numpy broadcasting of `operands` to `result`'s shape through indexing maps (no copies);
+  // `f` writes the scalar body from the operands' elements and returns the result element.
+  Val map(std::span<const Val> operands, const TensorType& result,
+          const std::function<Scalar(Body&, std::span<const Scalar>)>& f);
+  Val map(std::initializer_list<Val> operands, const TensorType& result,
+          const std::function<Scalar(Body&, std::span<const Scalar>)>& f) {
+    return map(std::span<const Val>(operands.begin(), operands.size()), result, f);
+  }
+  // A linalg.generic over `loops` dims: each input with its affine map ("(d0, d1) -> (d1)"
+  // without the dims part: "d1"), an output initialised by `init` (a Val of the output type),
+  // iterators "parallel"/"reduction"; `f` gets the inputs' elements then the output's.
+  Val generic(std::span<const Val> inputs, std::span<const std::string> input_maps, const Val& init,
+              const std::string& output_map, std::span<const std::string> iterators,
+              const std::function<Scalar(Body&, std::span<const Scalar>)>& f);
+  // tensor.empty of `t` (dynamic extents from extent()).
+  Val empty(const TensorType& t);
+  // A tensor of `t` with every element `v` (linalg.fill).
+  Val fill(const Scalar& v, const TensorType& t);
+  // The host tensor as a dense constant (hex bytes: exact for every dtype).
+  Val constant(const Tensor& t);
+  // A tensor of `shape` filled with `value` converted to `t` exactly as evoxc's `full` does.
+  Val splat(const Attribute& value, DType t, const Shape& shape);
+  // An extent as an `index` SSA value (tensor.dim of the input it comes from, plus arithmetic).
+  std::string extent(const DimExpr& d);
+  // The `index` constant.
+  std::string index_constant(int64_t v);
+  // `%r = <text> : <type>` with a fresh name; returns the name. `text` follows the `=`.
+  std::string assign(const std::string& text);
+  // A raw line at the current depth.
+  void line(const std::string& text);
+  std::string fresh(const char* prefix = "%v");
+
+  // Regions: `body` writes the region's lines one level deeper.
+  void indent(const std::function<void()>& body);
+  // Lowers the ops of an EvoXIR block with `args` for its arguments; returns its terminator's operands.
+  std::vector<Val> lower_block(const Block& b, std::span<const Val> args);
+
+  // Where symbol `name`'s value can be read: an input and its axis.
+  void bind_symbol(const std::string& name, const Val& input, size_t axis);
+
+  // BackendError naming the op and its location.
+  [[noreturn]] static void fail(const Operation& op, const std::string& why);
+  const Operation* current() const { return current_; }
+
+ private:
+  std::string* out_;
+  int depth_ = 2;
+  int next_ = 0;
+  const Operation* current_ = nullptr;
+  struct SymbolSource {
+    Val input;
+    size_t axis;
+  };
+  std::map<std::string, SymbolSource> symbols_;
+  std::unordered_map<const Value*, Val> env_;
+  friend class Body;
+};
+
+// The rule families (rules_<family>.cpp) fill the table.
+void add_elementwise_rules(Table& t);  // unary ops
+void add_binary_rules(Table& t);       // binary, comparison, select, clamp, convert, bitcast_convert
+void add_reduce_linalg_rules(Table& t);
+void add_structure_rules(Table& t);
+void add_control_rules(Table& t);
+
+}  // namespace evoxc::mlir_backend

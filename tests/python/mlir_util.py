@@ -1,0 +1,76 @@
+"""The mlir backend checked against the interpreter: build a graph on both, run the same inputs, compare."""
+
+import numpy as np
+import pytest
+
+import evoxc
+
+if "mlir" not in evoxc.backends():
+    pytest.skip("this build has no mlir backend (configured with -DEVOXC_MLIR=OFF)", allow_module_level=True)
+
+# Float tolerances (relative, absolute). float32 math runs MLIR's polynomial approximations (a few ULP);
+# 16-bit floats compute in float32 and round once, so they may differ by an ULP of their own; float64 math
+# calls libm where the interpreter uses SLEEF (both within an ULP or so).
+TOLERANCE = {"float64": (1e-12, 1e-300), "float32": (2e-5, 1e-6), "float16": (2e-3, 1e-4), "bfloat16": (2e-2, 1e-3)}
+
+
+def assert_same(got, want, what, tolerance=None):
+    """Integers, bools and comparisons exactly; floats within the dtype's tolerance (NaN where NaN)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
+    name = str(want.dtype)
+    if name not in TOLERANCE:
+        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs {want.dtype}"
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    rtol, atol = tolerance or TOLERANCE[name]
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+def random_input(spec_shape, dtype_name, rng):
+    shape = tuple(int(d) for d in spec_shape)
+    if dtype_name == "bool":
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    if dtype_name.startswith("int") or dtype_name.startswith("uint"):
+        info = np.iinfo(np.dtype(dtype_name))
+        lo, hi = max(info.min, -20), min(info.max, 20)
+        return rng.integers(lo, hi + 1, shape).astype(dtype_name)
+    return (rng.standard_normal(shape) * 2).astype(dtype_name)
+
+
+def flat_outputs(out):
+    if isinstance(out, (list, tuple)):
+        return [leaf for o in out for leaf in flat_outputs(o)]
+    return [out]
+
+
+def as_numpy(t):
+    return np.asarray(t.numpy() if hasattr(t, "numpy") else t)
+
+
+def run_both(graph, inputs, opt_level=None):
+    """(lowered text, the mlir backend's outputs, the interpreter's outputs) as numpy arrays."""
+    lowered = evoxc.lower(graph, "mlir")
+    exe = evoxc.load(evoxc.compile(lowered, opt_level=opt_level))
+    run_inputs = [evoxc.tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
+    want = [as_numpy(t) for t in flat_outputs(evoxc.run(evoxc.build(graph), *run_inputs))]
+    got = [as_numpy(t) for t in flat_outputs(evoxc.run(exe, *run_inputs))]
+    assert len(got) == len(want)
+    return lowered.text, got, want
+
+
+def check_graph(graph, inputs, what, tolerance=None, opt_level=None):
+    """run_both, then every result compared with assert_same; returns the lowered text."""
+    text, got, want = run_both(graph, inputs, opt_level)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert_same(g, w, f"{what} result {i}", tolerance)
+    return text
+
+
+def check_fn(fn, *arrays, what="", tolerance=None, opt_level=None):
+    """Traces fn over the arrays' specs and check_graph's it."""
+    specs = [evoxc.TensorSpec(a.shape, getattr(evoxc, "bool_" if a.dtype == np.bool_ else str(a.dtype)))
+             for a in arrays]
+    return check_graph(evoxc.trace(fn, *specs), list(arrays), what or getattr(fn, "__name__", "fn"), tolerance,
+                       opt_level)
