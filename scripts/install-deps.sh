@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(g++ make cmake ninja-build pkg-config libopenblas-dev liblapacke-dev libsleef-dev nlohmann-json3-dev
-          libgtest-dev libcli11-dev clang-format python3-venv ccache clang-22 libclang-rt-22-dev)
+          libgtest-dev libcli11-dev clang-format python3-venv ccache clang-22 libclang-rt-22-dev
+          llvm-22-dev libmlir-22-dev mlir-22-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -99,7 +99,11 @@ void bind_pipeline(nb::module_& m) {
       .def_prop_ro("backend", &LoweredProgram::backend)
       .def_prop_ro("graph", &LoweredProgram::graph)
       .def_prop_ro("text", &LoweredProgram::text)
-      .def("save", &LoweredProgram::save, nb::arg("path"), "Writes the text atomically.")
+      .def("save", &LoweredProgram::save, nb::arg("path"),
+           "Writes the text atomically, then one '// evoxc-lowered' comment line (backend and graph) for load().")
+      .def_static("load", &LoweredProgram::load, nb::arg("path"),
+                  "Reads a file written by save(); the text is compiled as written (PersistenceError for a file "
+                  "without the trailer line, truncated, or for a backend this build does not have).")
       .def("__str__", &LoweredProgram::text)
       .def("__repr__", [](const LoweredProgram& l) { return "<LoweredProgram backend='" + l.backend() + "'>"; });
 

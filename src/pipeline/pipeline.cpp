@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
 
@@ -41,6 +43,15 @@ std::pair<OptLevel, std::string> CompileOptions::resolve_opt_level() const {
 
 // ---- lowered program ----
 
+namespace {
+std::string graph_json_one_line(const Graph& g) {
+  std::string j = g.to_json();
+  for (char& c : j)
+    if (c == '\n' || c == '\r') c = ' ';
+  return j;
+}
+}  // namespace
+
 struct LoweredProgram::State {
   std::string backend;
   Graph graph;
@@ -71,7 +82,49 @@ const std::string& LoweredProgram::text() const {
   return s.text;
 }
 
-void LoweredProgram::save(const std::string& path) const { write_file_atomic(path, text()); }
+// The file is the text itself (valid input for the backend's tools: `mlir-opt file.mlir`), then one
+// comment line the text's own parsers skip, holding what load() needs to rebuild the object: the
+// backend, the text's length and the graph (its JSON; JSON strings hold no raw newlines, so
+// the newlines between its tokens can become spaces).
+namespace {
+constexpr std::string_view kLoweredTrailer = "// evoxc-lowered ";
+}
+
+void LoweredProgram::save(const std::string& path) const {
+  const std::string& t = text();
+  std::string graph_json = graph_json_one_line(graph());
+  nlohmann::json meta = {{"backend", backend()}, {"text_bytes", t.size()}};
+  std::string data = t + (t.empty() || t.back() != '\n' ? "\n" : "") + std::string(kLoweredTrailer) + meta.dump() +
+                     " " + graph_json + "\n";
+  write_file_atomic(path, data);
+}
+
+LoweredProgram LoweredProgram::load(const std::string& path) {
+  std::string data = read_file(path);
+  auto fail = [&](const std::string& why) {
+    return PersistenceError("'" + path + "' is not a saved LoweredProgram: " + why);
+  };
+  size_t at = data.rfind(std::string("\n") + std::string(kLoweredTrailer));
+  if (at == std::string::npos) throw fail("no '// evoxc-lowered' line (write it with LoweredProgram::save)");
+  size_t meta_begin = at + 1 + kLoweredTrailer.size();
+  size_t meta_end = data.find("} ", meta_begin);
+  if (meta_end == std::string::npos) throw fail("a malformed '// evoxc-lowered' line");
+  std::string backend;
+  size_t text_bytes = 0;
+  try {
+    nlohmann::json meta = nlohmann::json::parse(data.substr(meta_begin, meta_end + 1 - meta_begin));
+    backend = meta.at("backend").get<std::string>();
+    text_bytes = meta.at("text_bytes").get<size_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(std::string("a malformed '// evoxc-lowered' line: ") + e.what());
+  }
+  if (text_bytes > at + 1) throw fail("the text is shorter than its recorded length (truncated)");
+  if (!find_backend(backend)) throw fail("it was lowered for backend '" + backend + "', which this build does not have");
+  Graph graph = Graph::from_json(std::string_view(data).substr(meta_end + 2));
+  verify(graph);
+  // The text is compiled as written: an edited .mlir file is the user's program for that backend.
+  return LoweredProgram(std::move(backend), std::move(graph), data.substr(0, text_bytes));
+}
 
 // ---- executable ----
 

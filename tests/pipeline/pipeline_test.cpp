@@ -128,7 +128,8 @@ TEST(PipelineErrors, CorruptedArtifactsArePersistenceErrors) {
   write("not an artifact");
   EXPECT_THROW(CompiledArtifact::load(path), PersistenceError);
   std::string v2 = data;
-  v2.replace(v2.find("\"format_version\":2"), 18, "\"format_version\":9");
+  const std::string current = "\"format_version\":" + std::to_string(CompiledArtifact::kFormatVersion);
+  v2.replace(v2.find(current), current.size(), "\"format_version\":9");
   write(v2);
   try {
     CompiledArtifact::load(path);

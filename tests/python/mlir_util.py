@@ -54,8 +54,14 @@ def run_both(graph, inputs, opt_level=None):
     lowered = evoxc.lower(graph, "mlir")
     exe = evoxc.load(evoxc.compile(lowered, opt_level=opt_level))
     run_inputs = [evoxc.tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
+    leaves = evoxc.tree_flatten(tuple(run_inputs))[0]
+    before = [as_numpy(x).copy() for x in leaves]
+    # The compiled program runs first, and its inputs must be untouched after it (it never writes
+    # into the caller's tensors), so the interpreter then sees the same values.
+    got = [as_numpy(t).copy() for t in flat_outputs(evoxc.run(exe, *run_inputs))]
+    for i, (x, b) in enumerate(zip(leaves, before)):
+        np.testing.assert_array_equal(as_numpy(x), b, err_msg=f"the mlir program changed its input {i}")
     want = [as_numpy(t) for t in flat_outputs(evoxc.run(evoxc.build(graph), *run_inputs))]
-    got = [as_numpy(t) for t in flat_outputs(evoxc.run(exe, *run_inputs))]
     assert len(got) == len(want)
     return lowered.text, got, want
 

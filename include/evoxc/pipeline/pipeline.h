@@ -137,8 +137,13 @@ class LoweredProgram {
   const Graph& graph() const;
   const std::string& text() const;
   std::string to_string() const { return text(); }
-  // Writes the text atomically.
+  // Writes the text atomically (for mlir/stablehlo a .mlir file the MLIR tools read), followed by
+  // one `// evoxc-lowered` comment line with the backend and the graph, so load() can rebuild it.
   void save(const std::string& path) const;
+  // Reads a file written by save(). The text is taken as written (an edited .mlir file is
+  // compiled as edited); PersistenceError for a file without the trailer line, a truncated
+  // one, or a backend this build does not have.
+  static LoweredProgram load(const std::string& path);
 
  private:
   struct State;

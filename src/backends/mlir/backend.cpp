@@ -1,7 +1,10 @@
 // The `mlir` backend: EvoXIR -> upstream MLIR text (the rule table) -> object code (codegen/) -> a JIT-linked entry; registers itself.
+#include <algorithm>
 #include <array>
+#include <thread>
 #include <cstring>
 #include <memory>
+#include <set>
 
 #include "backends/interp/graph_codec.h"
 #include "backends/mlir/codegen/codegen.h"
@@ -23,11 +26,21 @@ std::string write_module(const Graph& graph) {
   for (size_t i = 0; i < entry.arguments().size(); ++i) {
     const TensorType& t = entry.argument(i)->type();
     args.push_back({"%arg" + std::to_string(i), t});
-    sig += (i ? ", " : "") + args.back().name + ": " + tensor_type(t);
+    // The caller's inputs are read-only: a rule that updates an operand in place gets a copy.
+    sig += (i ? ", " : "") + args.back().name + ": " + tensor_type(t) + " {bufferization.writable = false}";
     for (size_t a = 0; a < t.shape.rank(); ++a)
       if (t.shape[a].is_symbol()) e.bind_symbol(t.shape[a].name(), args.back(), a);
   }
   std::vector<Val> outs = e.lower_block(entry, args);
+  // Each result gets a buffer of its own: buffer-results-to-out-params cannot give one value two
+  // out-parameters (it crashes on a value returned twice) and an input returned as is must be
+  // copied into the caller's output anyway.
+  std::set<std::string> seen;
+  for (Val& v : outs) {
+    bool is_input = v.name.rfind("%arg", 0) == 0;
+    if (!seen.insert(v.name).second || is_input)
+      v = e.map({v}, v.type, [](Body&, std::span<const Scalar> x) { return x[0]; });
+  }
   std::string types, names;
   for (size_t i = 0; i < outs.size(); ++i) {
     types += (i ? ", " : "") + tensor_type(outs[i].type);
@@ -218,7 +231,9 @@ class MlirBackend final : public Backend {
     mlir_codegen::CodegenOptions cg;
     cg.opt_level = level.value();
     cg.reassociate_reductions = level.value() >= 2;
-    std::string opts = "opt_level=" + level.to_string() + " (" + source + ")";
+    // Both cores for large loops from O2 on (the machine's count, recorded in the options).
+    cg.threads = level.value() >= 2 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1;
+    std::string opts = "opt_level=" + level.to_string() + " (" + source + ") threads=" + std::to_string(cg.threads);
     for (const auto& f : options.flags) opts += " " + f;
     std::string object = mlir_codegen::compile_to_object(lowered.text(), cg);
     ArtifactHeader h{name(), "cpu", std::move(opts), host().triple + " " + host().cpu, enabled_features(host().features)};

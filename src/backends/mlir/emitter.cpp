@@ -87,6 +87,12 @@ std::string literal_of(const Tensor& one) {
   return std::to_string(v);
 }
 
+// "1.0 : f32"-style operand of arith.constant; bool literals carry their type (i1) themselves.
+std::string typed_literal(const Tensor& one) {
+  if (one.dtype() == DType::Bool) return literal_of(one);
+  return literal_of(one) + " : " + element_type(one.dtype());
+}
+
 std::string affine(size_t loops, const std::string& results) {
   std::string s = "affine_map<(";
   for (size_t i = 0; i < loops; ++i) s += (i ? ", d" : "d") + std::to_string(i);
@@ -133,12 +139,12 @@ Scalar Body::select(const Scalar& c, const Scalar& a, const Scalar& b) {
 }
 Scalar Body::f(double v, DType t) {
   std::string r = fresh();
-  line(r + " = arith.constant " + literal_of(full_scalar(Attribute(v), t)) + " : " + element_type(t));
+  line(r + " = arith.constant " + typed_literal(full_scalar(Attribute(v), t)));
   return {r, t};
 }
 Scalar Body::i(int64_t v, DType t) {
   std::string r = fresh();
-  line(r + " = arith.constant " + literal_of(full_scalar(Attribute(v), t)) + " : " + element_type(t));
+  line(r + " = arith.constant " + typed_literal(full_scalar(Attribute(v), t)));
   return {r, t};
 }
 Scalar Body::b(bool v) {
@@ -158,8 +164,71 @@ Scalar Body::widen(const Scalar& a) {
 }
 Scalar Body::narrow(const Scalar& a, DType to) {
   if (a.dtype == to) return a;
+  if (to == DType::BF16 && a.dtype == DType::F32) {
+    // Rounded in integer arithmetic, to nearest even: LLVM's fptrunc to bfloat uses the CPU's
+    // conversion instruction where there is one (AVX512-BF16), which flushes subnormals to zero.
+    Scalar bits = cast("arith.bitcast", a, DType::U32);
+    Scalar sixteen = i(16, DType::U32);
+    Scalar lsb = bin("arith.andi", bin("arith.shrui", bits, sixteen), i(1, DType::U32));
+    Scalar rounded = bin("arith.shrui", bin("arith.addi", bin("arith.addi", bits, i(0x7FFF, DType::U32)), lsb), sixteen);
+    Scalar quiet = bin("arith.ori", bin("arith.shrui", bits, sixteen), i(0x40, DType::U32));
+    Scalar r = select(cmpf("uno", a, a), quiet, rounded);
+    return cast("arith.bitcast", cast("arith.trunci", r, DType::U16), DType::BF16);
+  }
   return cast("arith.truncf", a, to);
 }
+
+namespace {
+
+// Helpers of Body::convert: float64 -> bfloat16 and wide ints -> bfloat16 would go through float32 in LLVM and
+// round twice. Each follows the interpreter's scalar code (vecmath_scalar.h), then rounds to bfloat16 from
+// float32 as Body::narrow does.
+
+// float64 -> float32 rounding to odd (narrow_to_float_odd): an inexact result with an even last bit moves
+// one ULP toward x, so that a rounding to a 16-bit float after it is the single rounding of x.
+Scalar f64_to_f32_odd(Body& b, const Scalar& x) {
+  Scalar r = b.cast("arith.truncf", x, DType::F32);
+  Scalar bits = b.cast("arith.bitcast", r, DType::U32);
+  Scalar one = b.i(1, DType::U32);
+  Scalar back = b.cast("arith.extf", r, DType::F64);
+  Scalar inf = b.f(INFINITY, DType::F64);
+  // "one" is false for NaN; an infinite r (overflow) stays
+  Scalar inexact = b.bin("arith.andi", b.cmpf("one", back, x), b.cmpf("one", b.un("math.absf", back), inf));
+  Scalar even = b.cmpi("eq", b.bin("arith.andi", bits, one), b.i(0, DType::U32));
+  Scalar toward = b.select(b.cmpf("olt", b.un("math.absf", back), b.un("math.absf", x)),
+                           b.bin("arith.addi", bits, one), b.bin("arith.subi", bits, one));
+  Scalar adjusted = b.select(b.bin("arith.andi", inexact, even), toward, bits);
+  return b.cast("arith.bitcast", adjusted, DType::F32);
+}
+
+// A 32- or 64-bit integer -> bfloat16 with one rounding (int_to_half): the magnitude rounded to 8 significant
+// bits, half to even, in integer arithmetic; the float steps after it are exact.
+Scalar wide_int_to_bf16(Body& b, const Scalar& x) {
+  DType t = x.dtype;
+  int width = bit_width(t);
+  Scalar zero = b.i(0, t), one = b.i(1, t);
+  Scalar negative = is_signed_int(t) ? b.cmpi("slt", x, zero) : b.b(false);
+  Scalar m = is_signed_int(t) ? b.select(negative, b.bin("arith.subi", zero, x), x) : x;  // |INT_MIN| wraps right
+  Scalar bits_used = b.bin("arith.subi", b.i(width, t), b.un("math.ctlz", m));
+  Scalar eight = b.i(8, t);
+  Scalar shift = b.select(b.cmpi("ugt", bits_used, eight), b.bin("arith.subi", bits_used, eight), zero);  // < width
+  Scalar unit = b.bin("arith.shli", one, shift);
+  Scalar low = b.bin("arith.andi", m, b.bin("arith.subi", unit, one));
+  Scalar half = b.bin("arith.shrui", unit, one);  // 0 when nothing is shifted out
+  Scalar q = b.bin("arith.shrui", m, shift);
+  Scalar odd = b.cmpi("ne", b.bin("arith.andi", q, one), zero);
+  Scalar tie_up = b.bin("arith.andi", b.cmpi("eq", low, half), odd);
+  Scalar up = b.bin("arith.andi", b.cmpi("ne", half, zero), b.bin("arith.ori", b.cmpi("ugt", low, half), tie_up));
+  q = b.select(up, b.bin("arith.addi", q, one), q);  // at most 2^8: exact in float32
+  // 2^shift as float32 bits: (shift + 127) << 23
+  Scalar shift32 = width == 32 ? Scalar{shift.name, DType::U32} : b.cast("arith.trunci", shift, DType::U32);
+  Scalar exponent = b.bin("arith.shli", b.bin("arith.addi", shift32, b.i(127, DType::U32)), b.i(23, DType::U32));
+  Scalar r = b.bin("arith.mulf", b.cast("arith.uitofp", q, DType::F32), b.cast("arith.bitcast", exponent, DType::F32));
+  r = b.select(negative, b.un("arith.negf", r), r);
+  return b.narrow(r, DType::BF16);
+}
+
+}  // namespace
 
 Scalar Body::convert(const Scalar& a, DType to) {
   DType from = a.dtype;
@@ -168,18 +237,21 @@ Scalar Body::convert(const Scalar& a, DType to) {
     // anything -> bool is x != 0 (NaN -> true, -0 -> false)
     return is_float(from) ? cmpf("une", a, f(0.0, from)) : cmpi("ne", a, i(0, from));
   }
+  if (to == DType::BF16) {
+    if (from == DType::F64) return narrow(f64_to_f32_odd(*this, a), to);
+    if (is_int(from) && bit_width(from) >= 32) return wide_int_to_bf16(*this, a);
+    // everything else is exact in float32 (16-bit ints, float16, bool), so one rounding from there
+    return narrow(convert(a, DType::F32), to);
+  }
   if (from == DType::Bool) {
     // bool -> number: 0 or 1
     return is_float(to) ? cast("arith.uitofp", a, to) : cast("arith.extui", a, to);
   }
   if (is_float(from) && is_float(to)) {
-    if (bit_width(to) > bit_width(from) || (from == DType::F16 && to == DType::BF16) ||
-        (from == DType::BF16 && to == DType::F16)) {
-      if (from == DType::F16 && to == DType::BF16) return cast("arith.truncf", cast("arith.extf", a, DType::F32), to);
-      if (from == DType::BF16 && to == DType::F16) return cast("arith.truncf", cast("arith.extf", a, DType::F32), to);
-      return cast("arith.extf", a, to);
-    }
-    return cast("arith.truncf", a, to);  // one rounding (LLVM's fptrunc from f64 to f16 is direct)
+    if (from == DType::BF16 && to == DType::F16) return cast("arith.truncf", cast("arith.extf", a, DType::F32), to);
+    if (bit_width(to) > bit_width(from)) return cast("arith.extf", a, to);
+    // one rounding: LLVM's float64 -> float16 is a direct single rounding
+    return cast("arith.truncf", a, to);
   }
   if (is_int(from) && is_int(to)) {
     int wf = bit_width(from), wt = bit_width(to);
@@ -187,6 +259,8 @@ Scalar Body::convert(const Scalar& a, DType to) {
     if (wt < wf) return cast("arith.trunci", a, to);
     return cast(is_signed_int(from) ? "arith.extsi" : "arith.extui", a, to);
   }
+  // int -> float16 through float32 rounds once too: the integers float32 rounds (above 2^24) are far past
+  // float16's range either way
   if (is_int(from)) return cast(is_signed_int(from) ? "arith.sitofp" : "arith.uitofp", a, to);
   // float -> int: truncation toward zero, saturating, NaN -> 0 (docs/semantics.md)
   Scalar x = widen(a);
@@ -294,8 +368,7 @@ Val Emitter::constant(const Tensor& t) {
 }
 
 Val Emitter::splat(const Attribute& value, DType t, const Shape& shape) {
-  Tensor one = full_scalar(value, t);
-  std::string s = assign("arith.constant " + literal_of(one) + " : " + element_type(t));
+  std::string s = assign("arith.constant " + typed_literal(full_scalar(value, t)));
   return fill({s, t}, TensorType(t, shape));
 }
 

@@ -18,6 +18,10 @@ HostTarget host_target();
 struct CodegenOptions {
   int opt_level = 2;  // 0..3: LLVM's pipeline; >= 2 also lets float reductions reassociate
   bool reassociate_reductions = false;
+  // > 1: outer parallel loops of at least min_task_size iterations are split over this many
+  // workers of MLIR's async runtime (its thread pool); 1: one thread, no runtime calls.
+  int threads = 1;
+  int min_task_size = 32768;
 };
 
 // The object code of `mlir_text` (a module of func/linalg/tensor/arith/math/scf ops whose

@@ -57,15 +57,30 @@ struct PolynomialMath : mlir::PassWrapper<PolynomialMath, mlir::OperationPass<>>
   }
 };
 
-// The pipeline in two halves around PolynomialMath (not a registered pass upstream).
-const char* kToLoops =
-    "linalg-fuse-elementwise-ops,canonicalize,cse,"
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
-    "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
-    "bufferization-lower-deallocations,convert-linalg-to-loops,canonicalize,cse";
+// The pipeline, as MLIR's textual pass list, in two halves around PolynomialMath (not a registered
+// pass upstream). Elementwise chains fuse into one loop nest; bufferization writes results into the
+// caller's buffers (out-parameters); with threads > 1 the outer parallel loops are split into
+// blocks run by MLIR's async runtime (loops shorter than min-task-size stay inline).
+std::string to_loops(const CodegenOptions& o) {
+  std::string s =
+      "linalg-fuse-elementwise-ops,canonicalize,cse,"
+      "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
+      "allow-return-allocs-from-loops},"
+      "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
+      "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
+      "bufferization-lower-deallocations,";
+  if (o.threads > 1) {
+    s += "convert-linalg-to-parallel-loops,canonicalize,cse,async-parallel-for{num-workers=" +
+         std::to_string(o.threads) + " min-task-size=" + std::to_string(o.min_task_size) +
+         "},async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,";
+  } else {
+    s += "convert-linalg-to-loops,";
+  }
+  return s + "canonicalize,cse";
+}
 const char* kToLLVM =
-    "convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,finalize-memref-to-llvm,"
+    "arith-expand,convert-async-to-llvm,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "finalize-memref-to-llvm,"
     // math-to-llvm first: the approximations' math.fma must become the FMA intrinsic, not libm's fmaf
     "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-func-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts";
@@ -103,7 +118,7 @@ mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& te
     });
   }
   mlir::PassManager pm(&c.ctx);
-  if (mlir::failed(mlir::parsePassPipeline(kToLoops, pm)))
+  if (mlir::failed(mlir::parsePassPipeline(to_loops(options), pm)))
     throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
   if (to_llvm) {
     pm.addPass(std::make_unique<PolynomialMath>());
@@ -148,7 +163,7 @@ HostTarget host_target() {
 }
 
 std::string pipeline_text(const CodegenOptions& options) {
-  return std::string("builtin.module(") + kToLoops + ",evoxc-polynomial-math," + kToLLVM + "), then LLVM -O" +
+  return "builtin.module(" + to_loops(options) + ",evoxc-polynomial-math," + kToLLVM + "), then LLVM -O" +
          std::to_string(options.opt_level) + (options.reassociate_reductions ? " (reductions reassociate)" : "");
 }
 

@@ -1,0 +1,199 @@
+"""The mlir backend against the peers a user would pick instead, in one run: numpy, PyTorch eager, torch.compile,
+jax.jit, and evoxc's own interpreter, on the issue's workloads: tanh(a*b+a) over 2^20 float32, sum(axis=1) of a
+1024x1024 float32, the seed's merged 32-program population (per evaluation and its compile time), and the GP
+population of bench/gp_population.py against Operon. Ratios are peer time / evoxc-mlir time (above 1: mlir faster).
+
+Usage: .venv/bin/python bench/mlir_backend.py [--quick]"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import evoxc  # noqa: E402
+from evoxc import TensorSpec  # noqa: E402
+
+
+def time_call(fn, batch_s, reps):
+    for _ in range(3):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        if time.perf_counter() - t0 >= batch_s:
+            break
+        n *= 2
+    per = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        per.append((time.perf_counter() - t0) / n)
+    return statistics.median(per)
+
+
+def native(exe, args, reps):
+    """Per-call seconds through the C++ entry (no Python in the loop): the best of `reps` batches."""
+    number = 1
+    while evoxc._core._time_run_native(exe, tuple(args), number) * number < 0.02:
+        number *= 2
+    return min(evoxc._core._time_run_native(exe, tuple(args), number) for _ in range(reps))
+
+
+def fmt(s):
+    if s is None:
+        return "-"
+    return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.3f} ms"
+
+
+def kernels(batch_s, reps):
+    rng = np.random.default_rng(0)
+    a = rng.random(1 << 20, dtype=np.float32) - 0.5
+    b = rng.random(1 << 20, dtype=np.float32) - 0.5
+    m = rng.random((1024, 1024), dtype=np.float32) - 0.5
+    rows = {}
+    work = {
+        "tanh(a*b+a), 2^20 f32": (lambda x, y: evoxc.tanh(x * y + x), (a, b), lambda np_, x, y: np_.tanh(x * y + x)),
+        "sum(axis=1), 1024x1024 f32": (lambda x: evoxc.sum(x, axis=1), (m,), lambda np_, x: x.sum(1)),
+    }
+    for name, (fn, arrays, ref) in work.items():
+        r = {}
+        specs = [TensorSpec(x.shape, evoxc.float32) for x in arrays]
+        ts = [evoxc.tensor(x) for x in arrays]
+        g = evoxc.trace(fn, *specs)
+        for backend in ("interp", "mlir"):
+            exe = evoxc.build(g, backend=backend)
+            np.testing.assert_allclose(evoxc.run(exe, *ts).numpy(), ref(np, *arrays), rtol=2e-5, atol=2e-4)
+            r["evoxc " + backend] = native(exe, ts, reps)
+        r["numpy"] = time_call(lambda: ref(np, *arrays), batch_s, reps)
+        try:
+            import torch
+            tt = [torch.from_numpy(x) for x in arrays]
+            tfn = (lambda x, y: torch.tanh(x * y + x)) if len(arrays) == 2 else (lambda x: x.sum(dim=1))
+            r["torch eager"] = time_call(lambda: tfn(*tt), batch_s, reps)
+            cfn = torch.compile(tfn)
+            r["torch.compile"] = time_call(lambda: cfn(*tt), batch_s, reps)
+        except Exception as e:  # noqa: BLE001
+            print(f"[torch: {type(e).__name__}: {e}]", file=sys.stderr)
+        try:
+            import jax
+            import jax.numpy as jnp
+            jfn = jax.jit((lambda x, y: jnp.tanh(x * y + x)) if len(arrays) == 2 else (lambda x: x.sum(axis=1)))
+            ja = [jax.device_put(x) for x in arrays]
+            r["jax.jit"] = time_call(lambda: jfn(*ja).block_until_ready(), batch_s, reps)
+        except Exception as e:  # noqa: BLE001
+            print(f"[jax: {type(e).__name__}: {e}]", file=sys.stderr)
+        rows[name] = r
+    return rows
+
+
+def population32(reps):
+    from batch_functions import chain
+    rng = np.random.default_rng(0)
+    graphs = [evoxc.trace(chain(i), TensorSpec((64,)), TensorSpec((1,))) for i in range(32)]
+    x = evoxc.tensor(rng.standard_normal((32, 64)).astype(np.float32))
+    c = evoxc.tensor(np.array([0.7], np.float32))
+    merged = evoxc.batch_functions(graphs, axes=(0, None), switch_ops=True)
+    out = {}
+    t0 = time.perf_counter()
+    low = evoxc.lower(merged, "mlir")
+    art = evoxc.compile(low)
+    exe = evoxc.load(art)
+    out["compile merged (lower+compile+load)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for g in graphs:
+        evoxc.load(evoxc.compile(evoxc.lower(g, "mlir")))
+    out["compile 32 separately"] = time.perf_counter() - t0
+    ref = evoxc.run(evoxc.build(merged), x, c).numpy()
+    got = evoxc.run(exe, x, c).numpy()
+    out["max rel diff vs interpreter"] = float(np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1e-6)))
+    out["eval merged mlir"] = native(exe, (x, c), reps)
+    out["eval merged interp"] = native(evoxc.build(merged), (x, c), reps)
+    out["ops"] = f"{merged.batch_report['emitted_ops']} merged ops from {sum(g.num_ops for g in graphs)}"
+    return out
+
+
+def gp(reps):
+    import gp_population as gpp
+    rng = np.random.default_rng(2024)
+    X = rng.uniform(-3.0, 3.0, (2, 1024)).astype(np.float32)
+    y = (np.square(X[0]) + np.sin(X[1])).astype(np.float32)
+    trees = gpp.population(2025, 500, 17)
+    spec = TensorSpec((1024,), evoxc.float32)
+    graphs = gpp.evoxc_trace_all(evoxc, trees, spec)
+    args = tuple(evoxc.tensor(v) for v in (X[0], X[1], y))
+    merged = evoxc.batch_functions(graphs, axes=(None, None, None), switch_ops=True, bands="auto")
+    out = {}
+    t0 = time.perf_counter()
+    exe = evoxc.load(evoxc.compile(evoxc.lower(merged, "mlir")))
+    out["compile merged GP population"] = time.perf_counter() - t0
+    ref = evoxc.run(evoxc.build(merged), *args).numpy()
+    got = evoxc.run(exe, *args).numpy()
+    fin = np.isfinite(ref)
+    out["max rel diff vs interpreter (finite)"] = float(
+        np.max(np.abs(got[fin] - ref[fin]) / np.maximum(np.abs(ref[fin]), 1e-6)))
+    out["eval merged mlir"] = native(exe, args, reps)
+    out["eval merged interp"] = native(evoxc.build(merged), args, reps)
+    try:
+        import pyoperon as op
+        ds = op.Dataset(np.asfortranarray(X.T))
+        rg = op.Range(0, 1024)
+        otrees = gpp.operon_trees(op, trees, ds)
+        buf = np.zeros((500, 1024), np.float32)
+        tmp = np.empty_like(buf)
+        out["Operon EvaluateTrees+MSE 2 thr"] = time_call(
+            lambda: gpp.operon_fitness(op, otrees, ds, rg, buf, tmp, y, 2), 0.05, reps)
+    except Exception as e:  # noqa: BLE001
+        print(f"[Operon: {type(e).__name__}: {e}]", file=sys.stderr)
+    return out
+
+
+def disk_cache():
+    """A second process finds the compiled object in the disk cache: its lookup + load time."""
+    code = (
+        "import time,evoxc,sys\n"
+        "g=evoxc.trace(lambda x: evoxc.tanh(x*x+x), evoxc.TensorSpec((1024,), evoxc.float32))\n"
+        "low=evoxc.lower(g,'mlir'); c=evoxc.DiskCache(sys.argv[1])\n"
+        "t=time.perf_counter(); a,hit=c.compile(low); e=evoxc.load(a); print(hit, time.perf_counter()-t)\n")
+    with tempfile.TemporaryDirectory() as d:
+        runs = [subprocess.run([sys.executable, "-c", code, d], capture_output=True, text=True, check=True).stdout
+                for _ in range(2)]
+    (h1, t1), (h2, t2) = (r.split() for r in runs)
+    return {"first process (miss: compile + store + load)": float(t1), "second process (hit: read + load)": float(t2),
+            "hits": f"{h1}, {h2}"}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    batch_s, reps = (0.02, 5) if a.quick else (0.1, 9)
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; medians/bests of {reps} batches")
+    for name, r in kernels(batch_s, reps).items():
+        base = r["evoxc mlir"]
+        print(f"\n{name}")
+        for k, v in r.items():
+            print(f"  {k:16} {fmt(v):>12}   {v / base:6.2f}x mlir's time" if k != "evoxc mlir" else
+                  f"  {k:16} {fmt(v):>12}")
+    print("\nseed population: 32 programs of a 10-deep elementwise chain, x (32, 64), switch_ops=True")
+    for k, v in population32(reps).items():
+        print(f"  {k:40} {fmt(v) if isinstance(v, float) and 'diff' not in k else v}")
+    print("\nGP population: 500 trees x 17 nodes, 1024 cases, merged (switch_ops=True, bands='auto')")
+    for k, v in gp(reps).items():
+        print(f"  {k:40} {fmt(v) if isinstance(v, float) and 'diff' not in k else v}")
+    print("\ndisk cache (EVOXC_CACHE_DIR-style directory, two processes)")
+    for k, v in disk_cache().items():
+        print(f"  {k:48} {fmt(v) if isinstance(v, float) else v}")
+
+
+if __name__ == "__main__":
+    main()

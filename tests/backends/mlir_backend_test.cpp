@@ -1,0 +1,176 @@
+// Tests of the mlir backend's pipeline and persistence: compile/load/run against the interpreter, object-code
+// artifacts that load without recompiling, CPU/feature and corruption checks, LoweredProgram as .mlir text.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "evoxc/evoxc.h"
+
+namespace evoxc {
+namespace {
+
+using ST = SymbolicTensor;
+
+bool have_mlir() { return find_backend("mlir") != nullptr; }
+#define REQUIRE_MLIR() \
+  if (!have_mlir()) GTEST_SKIP() << "this build has no mlir backend (configured with -DEVOXC_MLIR=OFF)"
+
+Graph chain_graph() {
+  return trace([](ST a, ST b) { return tanh(a * b + a); }, TensorSpec({1000}, f32), TensorSpec({1000}, f32));
+}
+
+std::vector<Tensor> inputs() {
+  std::vector<float> a(1000), b(1000);
+  for (int i = 0; i < 1000; ++i) {
+    a[i] = static_cast<float>(i % 37) / 10.0f - 1.5f;
+    b[i] = static_cast<float>(i % 11) / 5.0f - 1.0f;
+  }
+  return {Tensor::from_vector(a, {1000}), Tensor::from_vector(b, {1000})};
+}
+
+std::vector<float> run_flat(const Executable& e, const std::vector<Tensor>& in) {
+  std::vector<Tensor> out(1);
+  e.execute(in, out);
+  return out[0].to_vector<float>();
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-6f + 2e-5f * std::abs(want[i])) << i;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + std::to_string(getpid()))).string();
+}
+
+TEST(MlirBackend, RunsLikeTheInterpreter) {
+  REQUIRE_MLIR();
+  Graph g = chain_graph();
+  LoweredProgram low = lower(g, "mlir");
+  EXPECT_NE(low.text().find("linalg.generic"), std::string::npos);
+  EXPECT_NE(low.text().find("math.tanh"), std::string::npos);
+  Executable e = load(compile(low));
+  expect_close(run_flat(e, inputs()), run_flat(load(compile(lower(g))), inputs()));
+}
+
+TEST(MlirBackend, EveryOptLevelComputesTheSame) {
+  REQUIRE_MLIR();
+  Graph g = chain_graph();
+  std::vector<float> want = run_flat(load(compile(lower(g))), inputs());
+  for (int level = 0; level <= 3; ++level) {
+    CompiledArtifact a = compile(lower(g, "mlir"), CompileOptions{OptLevel(level), {}});
+    EXPECT_NE(a.options().find("opt_level=O" + std::to_string(level)), std::string::npos) << a.options();
+    expect_close(run_flat(load(a), inputs()), want);
+  }
+}
+
+TEST(MlirBackend, ArtifactHoldsObjectCodeAndLoadsWithoutRecompiling) {
+  REQUIRE_MLIR();
+  Graph g = chain_graph();
+  CompiledArtifact a = compile(lower(g, "mlir"));
+  EXPECT_FALSE(a.header().cpu.empty());
+  EXPECT_NE(a.header().cpu_features.find('+'), std::string::npos);
+  std::string path = temp_path("evoxc_mlir_art");
+  a.save(path);
+  auto t0 = std::chrono::steady_clock::now();
+  CompiledArtifact b = CompiledArtifact::load(path);
+  Executable e = load(b);
+  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::filesystem::remove(path);
+  EXPECT_EQ(b.header().cpu, a.header().cpu);
+  expect_close(run_flat(e, inputs()), run_flat(load(a), inputs()));
+  // Linking object code takes milliseconds; compiling takes tens of milliseconds at least.
+  EXPECT_LT(load_s, 1.0);
+}
+
+TEST(MlirBackend, MismatchedCpuOrFeaturesIsAPersistenceError) {
+  REQUIRE_MLIR();
+  CompiledArtifact a = compile(lower(chain_graph(), "mlir"));
+  std::string bytes = a.to_bytes();
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{a.header().cpu, "x86_64-pc-linux-gnu i386"},
+                                 std::pair<std::string, std::string>{"+avx", "+nonexistent"}}) {
+    std::string changed = bytes;
+    size_t at = changed.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    changed.replace(at, from.size(), to);
+    try {
+      CompiledArtifact::from_bytes(changed);
+      ADD_FAILURE() << "loaded an artifact for another CPU (" << to << ")";
+    } catch (const PersistenceError& e) {
+      EXPECT_NE(std::string(e.what()).find("compile it again here"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(MlirBackend, TruncatedOrCorruptedArtifactIsAnError) {
+  REQUIRE_MLIR();
+  std::string bytes = compile(lower(chain_graph(), "mlir")).to_bytes();
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 1, size_t{40}})
+    EXPECT_THROW(CompiledArtifact::from_bytes(bytes.substr(0, cut)), PersistenceError) << cut;
+  std::string flipped = bytes;
+  flipped[flipped.size() - 100] ^= 0x55;
+  EXPECT_THROW(CompiledArtifact::from_bytes(flipped), PersistenceError);
+}
+
+TEST(MlirBackend, SymbolicShapesRunAtEveryExtent) {
+  REQUIRE_MLIR();
+  Graph g = trace([](ST a, ST b) { return exp(a) * b + a; }, TensorSpec({Dim("N")}, f32), TensorSpec({Dim("N")}, f32));
+  Executable m = load(compile(lower(g, "mlir")));
+  Executable i = load(compile(lower(g)));
+  for (int64_t n : {0, 1, 7, 1000}) {
+    std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+      a[k] = static_cast<float>(k % 5) - 2.0f;
+      b[k] = static_cast<float>(k % 3);
+    }
+    std::vector<Tensor> in{Tensor::from_vector(a, {n}), Tensor::from_vector(b, {n})};
+    expect_close(run_flat(m, in), run_flat(i, in));
+  }
+  std::vector<Tensor> bad{Tensor::zeros({3}, f32), Tensor::zeros({4}, f32)};
+  std::vector<Tensor> out(1);
+  EXPECT_THROW(m.execute(bad, out), ValidationError);
+}
+
+TEST(MlirBackend, CallerOutputsAreWrittenInPlace) {
+  REQUIRE_MLIR();
+  Executable e = load(compile(lower(chain_graph(), "mlir")));
+  std::vector<Tensor> out{Tensor::zeros({1000}, f32)};
+  const void* where = out[0].raw_data();
+  e.execute(inputs(), out);
+  EXPECT_EQ(out[0].raw_data(), where);
+  expect_close(out[0].to_vector<float>(), run_flat(e, inputs()));
+}
+
+TEST(MlirBackend, LoweredProgramSavesAndLoadsAsMlirText) {
+  REQUIRE_MLIR();
+  LoweredProgram low = lower(chain_graph(), "mlir");
+  std::string path = temp_path("evoxc_lowered") + ".mlir";
+  low.save(path);
+  LoweredProgram back = LoweredProgram::load(path);
+  EXPECT_EQ(back.backend(), "mlir");
+  EXPECT_EQ(back.text(), low.text());
+  expect_close(run_flat(load(compile(back)), inputs()), run_flat(load(compile(low)), inputs()));
+  // Truncating the trailer line leaves a file load() refuses.
+  std::string data = read_file(path);
+  write_file_atomic(path, data.substr(0, data.rfind("// evoxc-lowered")));
+  EXPECT_THROW(LoweredProgram::load(path), PersistenceError);
+  std::filesystem::remove(path);
+}
+
+TEST(MlirBackend, BadTextIsABackendErrorWithDiagnostics) {
+  REQUIRE_MLIR();
+  Graph g = chain_graph();
+  LoweredProgram broken("mlir", g, std::string("module { func.func @main(%a: tensor<4xf32>) { nonsense } }"));
+  try {
+    compile(broken);
+    ADD_FAILURE() << "compiled nonsense";
+  } catch (const BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not parse"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace evoxc
