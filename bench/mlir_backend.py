@@ -63,7 +63,7 @@ def kernels(batch_s, reps):
     rows = {}
     work = {
         "tanh(a*b+a), 2^20 f32": (lambda x, y: evoxc.tanh(x * y + x), (a, b), lambda np_, x, y: np_.tanh(x * y + x)),
-        "sum(axis=1), 1024x1024 f32": (lambda x: evoxc.sum(x, axis=1), (m,), lambda np_, x: x.sum(1)),
+        "sum(axis=1), 1024x1024 f32": (lambda x: evoxc.sum(x, axes=1), (m,), lambda np_, x: x.sum(1)),
     }
     for name, (fn, arrays, ref) in work.items():
         r = {}
@@ -104,15 +104,14 @@ def population32(reps):
     c = evoxc.tensor(np.array([0.7], np.float32))
     merged = evoxc.batch_functions(graphs, axes=(0, None), switch_ops=True)
     out = {}
-    t0 = time.perf_counter()
-    low = evoxc.lower(merged, "mlir")
-    art = evoxc.compile(low)
-    exe = evoxc.load(art)
-    out["compile merged (lower+compile+load)"] = time.perf_counter() - t0
+    for level in (1, 2):
+        t0 = time.perf_counter()
+        exe = evoxc.load(evoxc.compile(evoxc.lower(merged, "mlir"), opt_level=level))
+        out[f"compile merged O{level} (lower+compile+load)"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     for g in graphs:
         evoxc.load(evoxc.compile(evoxc.lower(g, "mlir")))
-    out["compile 32 separately"] = time.perf_counter() - t0
+    out["compile 32 separately (O2)"] = time.perf_counter() - t0
     ref = evoxc.run(evoxc.build(merged), x, c).numpy()
     got = evoxc.run(exe, x, c).numpy()
     out["max rel diff vs interpreter"] = float(np.max(np.abs(got - ref) / np.maximum(np.abs(ref), 1e-6)))
@@ -134,8 +133,9 @@ def gp(reps):
     merged = evoxc.batch_functions(graphs, axes=(None, None, None), switch_ops=True, bands="auto")
     out = {}
     t0 = time.perf_counter()
-    exe = evoxc.load(evoxc.compile(evoxc.lower(merged, "mlir")))
-    out["compile merged GP population"] = time.perf_counter() - t0
+    # O1: at O2 LLVM's optimiser takes minutes on a module this size.
+    exe = evoxc.load(evoxc.compile(evoxc.lower(merged, "mlir"), opt_level=1))
+    out["compile merged GP population (O1)"] = time.perf_counter() - t0
     ref = evoxc.run(evoxc.build(merged), *args).numpy()
     got = evoxc.run(exe, *args).numpy()
     fin = np.isfinite(ref)
@@ -187,7 +187,7 @@ def main():
     print("\nseed population: 32 programs of a 10-deep elementwise chain, x (32, 64), switch_ops=True")
     for k, v in population32(reps).items():
         print(f"  {k:40} {fmt(v) if isinstance(v, float) and 'diff' not in k else v}")
-    print("\nGP population: 500 trees x 17 nodes, 1024 cases, merged (switch_ops=True, bands='auto')")
+    print("\nGP population: 500 trees x 17 nodes, 1024 cases, merged (switch_ops=True, bands='auto'), mlir at O1")
     for k, v in gp(reps).items():
         print(f"  {k:40} {fmt(v) if isinstance(v, float) and 'diff' not in k else v}")
     print("\ndisk cache (EVOXC_CACHE_DIR-style directory, two processes)")

@@ -1,10 +1,10 @@
-// The `mlir` backend: EvoXIR -> upstream MLIR text (the rule table) -> object code (codegen/) -> a JIT-linked entry; registers itself.
+// The `mlir` backend: EvoXIR -> upstream MLIR text (the rule table) -> object code (codegen/) -> a JIT-linked entry;
+// registers itself.
 #include <algorithm>
 #include <array>
-#include <thread>
 #include <cstring>
 #include <memory>
-#include <set>
+#include <thread>
 
 #include "backends/interp/graph_codec.h"
 #include "backends/mlir/codegen/codegen.h"
@@ -15,8 +15,8 @@
 namespace evoxc {
 namespace mlir_backend {
 
-// The lowered module: one public function @main over tensors, with the C interface MLIR
-// generates for it (codegen wraps that in evoxc_entry).
+// The lowered module: one public function @main taking the inputs as tensors and the outputs as
+// memrefs to fill, with the C interface MLIR generates for it (codegen wraps that in evoxc_entry).
 std::string write_module(const Graph& graph) {
   const Block& entry = graph.main().entry();
   std::string body;
@@ -32,24 +32,20 @@ std::string write_module(const Graph& graph) {
       if (t.shape[a].is_symbol()) e.bind_symbol(t.shape[a].name(), args.back(), a);
   }
   std::vector<Val> outs = e.lower_block(entry, args);
-  // Each result gets a buffer of its own: buffer-results-to-out-params cannot give one value two
-  // out-parameters (it crashes on a value returned twice) and an input returned as is must be
-  // copied into the caller's output anyway.
-  std::set<std::string> seen;
-  for (Val& v : outs) {
-    bool is_input = v.name.rfind("%arg", 0) == 0;
-    if (!seen.insert(v.name).second || is_input)
-      v = e.map({v}, v.type, [](Body&, std::span<const Scalar> x) { return x[0]; });
-  }
-  std::string types, names;
+  // Results are written into the caller's buffers (destination-passing style): each output is a
+  // memref argument after the inputs, filled by materialize_in_destination, which empty-tensor
+  // elimination turns into the producing op writing there directly. A value returned twice (or an
+  // input returned as is) is written once and copied.
+  std::string outs_sig;
   for (size_t i = 0; i < outs.size(); ++i) {
-    types += (i ? ", " : "") + tensor_type(outs[i].type);
-    names += (i ? ", " : "") + outs[i].name;
+    std::string memref = "memref" + tensor_type(outs[i].type).substr(6);
+    outs_sig += ", %out" + std::to_string(i) + ": " + memref;
+    e.line("bufferization.materialize_in_destination " + outs[i].name + " in restrict writable %out" +
+           std::to_string(i) + " : (" + tensor_type(outs[i].type) + ", " + memref + ") -> ()");
   }
-  std::string text = "module @evoxc {\n  func.func @main(" + sig + ") -> (" + types +
-                     ") attributes {llvm.emit_c_interface} {\n" + body;
-  text += "    return " + names + (outs.empty() ? "" : " : " + types) + "\n  }\n}\n";
-  return text;
+  if (sig.empty() && !outs_sig.empty()) outs_sig = outs_sig.substr(2);
+  return "module @evoxc {\n  func.func @main(" + sig + outs_sig + ") attributes {llvm.emit_c_interface} {\n" + body +
+         "    return\n  }\n}\n";
 }
 
 }  // namespace mlir_backend
@@ -121,7 +117,8 @@ class MlirExecutable final : public ExecutableImpl {
       if (o.defined() && o.dtype() == t.dtype && o.shape() == shape) continue;
       if (o.defined() && o.dtype() != t.dtype)
         throw ValidationError("mlir: output [" + std::to_string(j) + "]: the caller's tensor has dtype " +
-                              std::string(dtype_name(o.dtype())) + ", the program gives " + std::string(dtype_name(t.dtype)));
+                              std::string(dtype_name(o.dtype())) + ", the program gives " +
+                              std::string(dtype_name(t.dtype)));
       o = Tensor::empty(std::move(shape), t.dtype);
     }
     // Descriptors on the stack for the usual sizes: no allocation for static programs.
@@ -169,7 +166,8 @@ class MlirExecutable final : public ExecutableImpl {
     bool ok = x.defined() && x.dtype() == t.dtype && x.rank() == t.shape.rank();
     for (size_t a = 0; ok && a < t.shape.rank(); ++a) {
       const DimExpr& d = t.shape[a];
-      if (auto c = d.as_const()) ok = *c == x.shape()[a];
+      if (auto c = d.as_const())
+        ok = *c == x.shape()[a];
       else if (d.is_symbol()) {
         auto [it, fresh] = bindings.emplace(d.name(), x.shape()[a]);
         ok = fresh || it->second == x.shape()[a];
@@ -236,7 +234,8 @@ class MlirBackend final : public Backend {
     std::string opts = "opt_level=" + level.to_string() + " (" + source + ") threads=" + std::to_string(cg.threads);
     for (const auto& f : options.flags) opts += " " + f;
     std::string object = mlir_codegen::compile_to_object(lowered.text(), cg);
-    ArtifactHeader h{name(), "cpu", std::move(opts), host().triple + " " + host().cpu, enabled_features(host().features)};
+    ArtifactHeader h{name(), "cpu", std::move(opts), host().triple + " " + host().cpu,
+                     enabled_features(host().features)};
     return CompiledArtifact(h, lowered.graph(),
                             [object = std::move(object)](const Graph& g) { return encode_payload(g, object); });
   }

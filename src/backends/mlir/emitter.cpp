@@ -1,11 +1,13 @@
-// The mlir backend's MLIR writer: types, linalg.generic with broadcasting maps, scalar bodies, constants, extents, block lowering.
+// The mlir backend's MLIR writer: types, linalg.generic with broadcasting maps, scalar bodies, constants, extents,
+// block lowering.
+#include "backends/mlir/emitter.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <cstring>
+#include <limits>
 
-#include "backends/mlir/emitter.h"
 #include "evoxc/core/half.h"
 #include "evoxc/ops/op_def.h"
 #include "evoxc/pipeline/pipeline.h"
@@ -170,7 +172,8 @@ Scalar Body::narrow(const Scalar& a, DType to) {
     Scalar bits = cast("arith.bitcast", a, DType::U32);
     Scalar sixteen = i(16, DType::U32);
     Scalar lsb = bin("arith.andi", bin("arith.shrui", bits, sixteen), i(1, DType::U32));
-    Scalar rounded = bin("arith.shrui", bin("arith.addi", bin("arith.addi", bits, i(0x7FFF, DType::U32)), lsb), sixteen);
+    Scalar rounded =
+        bin("arith.shrui", bin("arith.addi", bin("arith.addi", bits, i(0x7FFF, DType::U32)), lsb), sixteen);
     Scalar quiet = bin("arith.ori", bin("arith.shrui", bits, sixteen), i(0x40, DType::U32));
     Scalar r = select(cmpf("uno", a, a), quiet, rounded);
     return cast("arith.bitcast", cast("arith.trunci", r, DType::U16), DType::BF16);
@@ -195,8 +198,8 @@ Scalar f64_to_f32_odd(Body& b, const Scalar& x) {
   // "one" is false for NaN; an infinite r (overflow) stays
   Scalar inexact = b.bin("arith.andi", b.cmpf("one", back, x), b.cmpf("one", b.un("math.absf", back), inf));
   Scalar even = b.cmpi("eq", b.bin("arith.andi", bits, one), b.i(0, DType::U32));
-  Scalar toward = b.select(b.cmpf("olt", b.un("math.absf", back), b.un("math.absf", x)),
-                           b.bin("arith.addi", bits, one), b.bin("arith.subi", bits, one));
+  Scalar toward = b.select(b.cmpf("olt", b.un("math.absf", back), b.un("math.absf", x)), b.bin("arith.addi", bits, one),
+                           b.bin("arith.subi", bits, one));
   Scalar adjusted = b.select(b.bin("arith.andi", inexact, even), toward, bits);
   return b.cast("arith.bitcast", adjusted, DType::F32);
 }
@@ -421,9 +424,12 @@ Val Emitter::map(std::span<const Val> operands, const TensorType& result,
       const DimExpr& a = v.type.shape[i];
       const DimExpr& b = result.shape[dim];
       std::string e;
-      if (a == b) e = "d" + std::to_string(dim);
-      else if (a.as_const() == std::optional<int64_t>(1)) e = "0";
-      else throw InternalError("mlir: operand extent does not broadcast to the result's");
+      if (a == b)
+        e = "d" + std::to_string(dim);
+      else if (a.as_const() == std::optional<int64_t>(1))
+        e = "0";
+      else
+        throw InternalError("mlir: operand extent does not broadcast to the result's");
       m += (i ? ", " : "") + e;
     }
     maps.push_back(m);
@@ -432,9 +438,8 @@ Val Emitter::map(std::span<const Val> operands, const TensorType& result,
   std::string out;
   for (size_t i = 0; i < R; ++i) out += (i ? ", d" : "d") + std::to_string(i);
   Val init = empty(result);
-  return generic(operands, maps, init, out, its, [&](Body& b, std::span<const Scalar> args) {
-    return f(b, args.subspan(0, operands.size()));
-  });
+  return generic(operands, maps, init, out, its,
+                 [&](Body& b, std::span<const Scalar> args) { return f(b, args.subspan(0, operands.size())); });
 }
 
 void Emitter::bind_symbol(const std::string& name, const Val& input, size_t axis) {

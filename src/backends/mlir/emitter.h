@@ -1,4 +1,5 @@
-// The MLIR writer that mlir lowering rules use: tensor values, linalg.generic with numpy broadcasting, scalar bodies, extents, regions.
+// The MLIR writer that mlir lowering rules use: tensor values, linalg.generic with numpy broadcasting, scalar bodies,
+// extents, regions.
 #pragma once
 
 #include <cstdint>

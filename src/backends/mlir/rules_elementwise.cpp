@@ -7,8 +7,8 @@
 // not good enough, the rule says so and writes around it:
 //  - float32 log, log2 and cbrt: the approximations read the exponent field and are wrong for subnormal x
 //    (and cbrt for +-inf), so subnormals are scaled into the normal range first;
-//  - float32 sin and cos: the approximations reduce the argument with a float32 pi/2, so they compute in
-//    float64 (libm, exact reduction) for every float type;
+//  - sin, cos, tan, exp, log and pow are not approximated: the compiler vectorises them as calls to SLEEF's
+//    vector functions (codegen/compile_mlir.cpp);
 //  - float64 log1p and expm1: convert-math-to-llvm lowers them to log(1 + x) and exp(x) - 1, which lose
 //    every digit for small x, so they are Goldberg's and Kahan's compensated forms on log and exp;
 //  - lgamma, digamma, erf_inv and gelu have no math op: they compute in float64 for every float type
@@ -449,10 +449,11 @@ void add_float_math(Table& t) {
   float_unary(t, "rsqrt", [](Math& m, const Scalar& x) { return m.div(m.k(1.0, x), m.fn("math.sqrt", x)); });
   float_unary(t, "cbrt", cbrt);
   float_unary(t, "reciprocal", [](Math& m, const Scalar& x) { return m.div(m.k(1.0, x), x); });
-  // MLIR's float32 sin and cos reduce the argument with a float32 pi/2: 1.5e-4 relative off at
-  // cos(89.5), any amount from 1e5 on. In float64 they call libm (exact reduction) for every type.
-  f64_unary(t, "sin", math_op("math.sin"));
-  f64_unary(t, "cos", math_op("math.cos"));
+  // sin and cos are not approximated by MLIR (its float32 forms reduce the argument with a float32
+  // pi/2: 1.5e-4 relative off at cos(89.5)); the compiler vectorises them as vector-math library calls
+  // bound to SLEEF (1 ULP, full-range reduction), in their own type.
+  float_unary(t, "sin", math_op("math.sin"));
+  float_unary(t, "cos", math_op("math.cos"));
   float_unary(t, "tan", math_op("math.tan"));
   float_unary(t, "asin", math_op("math.asin"));
   float_unary(t, "acos", math_op("math.acos"));

@@ -51,8 +51,10 @@ Axes axes_of(const Operation& op, size_t rank, const char* name = "axes") {
 Shape reduced_shape(const Shape& s, const Axes& red, bool keep) {
   Shape out;
   for (size_t i = 0; i < s.rank(); ++i) {
-    if (!red[i]) out.dims().push_back(s[i]);
-    else if (keep) out.dims().push_back(DimExpr(1));
+    if (!red[i])
+      out.dims().push_back(s[i]);
+    else if (keep)
+      out.dims().push_back(DimExpr(1));
   }
   return out;
 }
@@ -61,8 +63,10 @@ Shape reduced_shape(const Shape& s, const Axes& red, bool keep) {
 std::string reduced_map(const Axes& red, bool keep) {
   std::vector<std::string> v;
   for (size_t i = 0; i < red.size(); ++i) {
-    if (!red[i]) v.push_back(dname(i));
-    else if (keep) v.push_back("0");
+    if (!red[i])
+      v.push_back(dname(i));
+    else if (keep)
+      v.push_back("0");
   }
   return join(v);
 }
@@ -116,10 +120,8 @@ Scalar combine(Body& b, Comb c, const Scalar& acc, const Scalar& x, bool reassoc
   switch (c) {
     case Comb::Sum: return f ? b.bin("arith.addf", acc, x, flags) : b.bin(bl ? "arith.ori" : "arith.addi", acc, x);
     case Comb::Prod: return f ? b.bin("arith.mulf", acc, x, flags) : b.bin(bl ? "arith.andi" : "arith.muli", acc, x);
-    case Comb::Max:
-      return b.bin(f ? "arith.maximumf" : bl ? "arith.ori" : s ? "arith.maxsi" : "arith.maxui", acc, x);
-    case Comb::Min:
-      return b.bin(f ? "arith.minimumf" : bl ? "arith.andi" : s ? "arith.minsi" : "arith.minui", acc, x);
+    case Comb::Max: return b.bin(f ? "arith.maximumf" : bl ? "arith.ori" : s ? "arith.maxsi" : "arith.maxui", acc, x);
+    case Comb::Min: return b.bin(f ? "arith.minimumf" : bl ? "arith.andi" : s ? "arith.minsi" : "arith.minui", acc, x);
     case Comb::Or: return b.bin("arith.ori", acc, x);
     case Comb::And: return b.bin("arith.andi", acc, x);
   }
@@ -148,9 +150,8 @@ Val reduce_generic(Emitter& e, std::span<const Val> ins, std::span<const std::st
   std::vector<std::string> its;
   for (bool r : red) its.push_back(r ? "reduction" : "parallel");
   size_t n = ins.size();
-  return e.generic(ins, maps, out, reduced_map(red, keep), its, [&](Body& b, std::span<const Scalar> a) {
-    return body(b, a.subspan(0, n), a[n]);
-  });
+  return e.generic(ins, maps, out, reduced_map(red, keep), its,
+                   [&](Body& b, std::span<const Scalar> a) { return body(b, a.subspan(0, n), a[n]); });
 }
 
 // x reduced with one combiner over `red`, in dtype `acc` (elements converted with Body::convert).
@@ -219,9 +220,8 @@ std::vector<Val> lower_mean(Emitter& e, const Operation& op, std::span<const Val
   bool keep = attr_bool(op.attributes(), "keepdims", op.name());
   Val s = reduce(e, in[0], red, keep, Comb::Sum, a);
   Scalar n = count_of(e, in[0].type.shape, red, a);
-  return {e.map({s}, rt, [&](Body& b, std::span<const Scalar> x) {
-    return b.narrow(b.bin("arith.divf", x[0], n), t);
-  })};
+  return {
+      e.map({s}, rt, [&](Body& b, std::span<const Scalar> x) { return b.narrow(b.bin("arith.divf", x[0], n), t); })};
 }
 
 // argmax/argmin: the extreme value m (NaN the most extreme: maximumf/minimumf propagate it), then the
@@ -307,8 +307,10 @@ std::vector<std::string> loop(
   e.line(head + " {");
   e.indent([&] {
     std::vector<std::string> ys = body(iv, args);
-    if (ys.empty()) e.line("scf.yield");
-    else e.line("scf.yield " + join(ys) + " : " + join(types));
+    if (ys.empty())
+      e.line("scf.yield");
+    else
+      e.line("scf.yield " + join(ys) + " : " + join(types));
   });
   e.line("}");
   std::vector<std::string> out;
@@ -340,7 +342,8 @@ Val scan(Emitter& e, const Val& x, size_t axis, bool reverse, Comb c, DType acc)
   std::vector<std::string> ext;
   for (size_t i = 0; i < s.rank(); ++i) ext.push_back(s[i].is_const() ? "" : e.extent(s[i]));
   std::string n = e.extent(s[axis]);
-  std::string zero_i = e.index_constant(0), last = e.assign("arith.subi " + n + ", " + e.index_constant(1) + " : index");
+  std::string zero_i = e.index_constant(0),
+              last = e.assign("arith.subi " + n + ", " + e.index_constant(1) + " : index");
   Shape rs = s;
   rs[axis] = DimExpr(1);
   Body top(e);
@@ -358,10 +361,9 @@ Val scan(Emitter& e, const Val& x, size_t axis, bool reverse, Comb c, DType acc)
         Val prev{a[1], TensorType(acc, rs)};
         std::string im = identity_map(s.rank());
         std::vector<std::string> its(s.rank(), "parallel");
-        Val next = e.generic(std::span(&row, 1), std::span(&im, 1), prev, im, its,
-                             [&](Body& b, std::span<const Scalar> v) {
-                               return combine(b, c, v[1], b.convert(v[0], acc), false);
-                             });
+        Val next = e.generic(
+            std::span(&row, 1), std::span(&im, 1), prev, im, its,
+            [&](Body& b, std::span<const Scalar> v) { return combine(b, c, v[1], b.convert(v[0], acc), false); });
         Val stored = convert_to(e, next, sl.type);
         std::string o = e.assign("tensor.insert_slice " + stored.name + " into " + a[0] + sl.spec + " : " +
                                  tensor_type(sl.type) + " into " + tensor_type(x.type));
@@ -420,9 +422,12 @@ std::vector<Val> lower_dot_general(Emitter& e, const Operation& op, std::span<co
     size_t f = free_start;
     for (size_t i = 0; i < rank; ++i) {
       int64_t b = position(batch, static_cast<int64_t>(i)), c = position(contract, static_cast<int64_t>(i));
-      if (b >= 0) v.push_back(dname(static_cast<size_t>(b)));
-      else if (c >= 0) v.push_back(dname(R + static_cast<size_t>(c)));
-      else v.push_back(dname(f++));
+      if (b >= 0)
+        v.push_back(dname(static_cast<size_t>(b)));
+      else if (c >= 0)
+        v.push_back(dname(R + static_cast<size_t>(c)));
+      else
+        v.push_back(dname(f++));
     }
     return join(v);
   };
@@ -441,9 +446,12 @@ std::vector<Val> lower_dot(Emitter& e, const Operation& op, std::span<const Val>
   auto batch = [&](const Shape& s, size_t count, size_t nb, std::vector<std::string>& v) {
     for (size_t i = 0; i < count; ++i) {
       size_t dim = nb - count + i;
-      if (s[i] == rt.shape[dim]) v.push_back(dname(dim));
-      else if (s[i].as_const() == std::optional<int64_t>(1)) v.push_back("0");
-      else Emitter::fail(op, "a batch extent does not broadcast to the result's");
+      if (s[i] == rt.shape[dim])
+        v.push_back(dname(dim));
+      else if (s[i].as_const() == std::optional<int64_t>(1))
+        v.push_back("0");
+      else
+        Emitter::fail(op, "a batch extent does not broadcast to the result's");
     }
   };
   std::vector<std::string> am, bm;
@@ -539,9 +547,8 @@ std::vector<Val> lower_norm(Emitter& e, const Operation& op, std::span<const Val
                              return combine(b, p > 0 ? Comb::Max : Comb::Min, a, absf(b, b.convert(v[0], d)));
                            });
     } else if (p == 0) {
-      res = sum_of(red, [&](Body& b, const Scalar& v) {
-        return b.cast("arith.uitofp", b.cmpf("une", v, b.f(0.0, d)), d);
-      });
+      res = sum_of(red,
+                   [&](Body& b, const Scalar& v) { return b.cast("arith.uitofp", b.cmpf("une", v, b.f(0.0, d)), d); });
     } else if (p == 1) {
       res = sum_of(red, absf);
     } else if (p == 2) {
@@ -615,46 +622,45 @@ std::vector<Val> lower_conv(Emitter& e, const Operation& op, std::span<const Val
   Body top(e);
   Val init = e.fill(zero(top, acc), TensorType(acc, rt.shape));
   std::string wm = join(wmap);
-  Val r = e.generic(std::span(&w, 1), std::span(&wm, 1), init, identity_map(2 + n), its,
-                    [&](Body& b, std::span<const Scalar> v) {
-                      auto idx = [&](const std::string& op_, const std::string& l, const std::string& rr) {
-                        std::string s = b.fresh();
-                        b.line(s + " = " + op_ + " " + l + ", " + rr + " : index");
-                        return s;
-                      };
-                      auto cmp = [&](const std::string& pred, const std::string& l, const std::string& rr) {
-                        std::string s = b.fresh();
-                        b.line(s + " = arith.cmpi " + pred + ", " + l + ", " + rr + " : index");
-                        return Scalar{s, DType::Bool};
-                      };
-                      std::string nb = b.index(0), o = b.index(1), ci = b.index(static_cast<int>(2 + n));
-                      std::string ch = idx("arith.addi", idx("arith.muli", idx("arith.divui", o, og), cg), ci);
-                      std::vector<std::string> ix{nb, ch};
-                      Scalar ok = b.b(true);
-                      for (size_t i = 0; i < n; ++i) {
-                        std::string os = b.index(static_cast<int>(2 + i)), k = b.index(static_cast<int>(3 + n + i));
-                        // xd = o * stride + k * rdil - lo (signed index arithmetic)
-                        std::string xd = idx("arith.subi",
-                                             idx("arith.addi", idx("arith.muli", os, b.emitter().index_constant(strides[i])),
-                                                 idx("arith.muli", k, b.emitter().index_constant(rdil[i]))),
-                                             b.emitter().index_constant(pad[2 * i]));
-                        std::string ld = b.emitter().index_constant(ldil[i]);
-                        std::string q = idx("arith.divsi", xd, ld);
-                        Scalar inside = b.bin("arith.andi", cmp("sge", xd, c0),
-                                              cmp("eq", idx("arith.remsi", xd, ld), c0));
-                        inside = b.bin("arith.andi", inside, cmp("slt", q, in_ext[i]));
-                        ok = b.bin("arith.andi", ok, inside);
-                        // clamp into [0, extent - 1] so the read stays in the buffer (extent 0: no loop runs)
-                        std::string qc = idx("arith.maxsi", idx("arith.minsi", q, idx("arith.subi", in_ext[i], c1)), c0);
-                        ix.push_back(qc);
-                      }
-                      std::string xv = b.fresh();
-                      b.line(xv + " = tensor.extract " + x.name + "[" + join(ix) + "] : " + tensor_type(x.type));
-                      Scalar xs = b.convert({xv, x.type.dtype}, acc), ws = b.convert(v[0], acc);
-                      Scalar xz = b.select(ok, xs, zero(b, acc));
-                      if (is_float(acc)) return b.bin("arith.addf", v[1], b.bin("arith.mulf", xz, ws), kReassoc);
-                      return b.bin("arith.addi", v[1], b.bin("arith.muli", xz, ws));
-                    });
+  Val r = e.generic(
+      std::span(&w, 1), std::span(&wm, 1), init, identity_map(2 + n), its, [&](Body& b, std::span<const Scalar> v) {
+        auto idx = [&](const std::string& op_, const std::string& l, const std::string& rr) {
+          std::string s = b.fresh();
+          b.line(s + " = " + op_ + " " + l + ", " + rr + " : index");
+          return s;
+        };
+        auto cmp = [&](const std::string& pred, const std::string& l, const std::string& rr) {
+          std::string s = b.fresh();
+          b.line(s + " = arith.cmpi " + pred + ", " + l + ", " + rr + " : index");
+          return Scalar{s, DType::Bool};
+        };
+        std::string nb = b.index(0), o = b.index(1), ci = b.index(static_cast<int>(2 + n));
+        std::string ch = idx("arith.addi", idx("arith.muli", idx("arith.divui", o, og), cg), ci);
+        std::vector<std::string> ix{nb, ch};
+        Scalar ok = b.b(true);
+        for (size_t i = 0; i < n; ++i) {
+          std::string os = b.index(static_cast<int>(2 + i)), k = b.index(static_cast<int>(3 + n + i));
+          // xd = o * stride + k * rdil - lo (signed index arithmetic)
+          std::string xd = idx("arith.subi",
+                               idx("arith.addi", idx("arith.muli", os, b.emitter().index_constant(strides[i])),
+                                   idx("arith.muli", k, b.emitter().index_constant(rdil[i]))),
+                               b.emitter().index_constant(pad[2 * i]));
+          std::string ld = b.emitter().index_constant(ldil[i]);
+          std::string q = idx("arith.divsi", xd, ld);
+          Scalar inside = b.bin("arith.andi", cmp("sge", xd, c0), cmp("eq", idx("arith.remsi", xd, ld), c0));
+          inside = b.bin("arith.andi", inside, cmp("slt", q, in_ext[i]));
+          ok = b.bin("arith.andi", ok, inside);
+          // clamp into [0, extent - 1] so the read stays in the buffer (extent 0: no loop runs)
+          std::string qc = idx("arith.maxsi", idx("arith.minsi", q, idx("arith.subi", in_ext[i], c1)), c0);
+          ix.push_back(qc);
+        }
+        std::string xv = b.fresh();
+        b.line(xv + " = tensor.extract " + x.name + "[" + join(ix) + "] : " + tensor_type(x.type));
+        Scalar xs = b.convert({xv, x.type.dtype}, acc), ws = b.convert(v[0], acc);
+        Scalar xz = b.select(ok, xs, zero(b, acc));
+        if (is_float(acc)) return b.bin("arith.addf", v[1], b.bin("arith.mulf", xz, ws), kReassoc);
+        return b.bin("arith.addi", v[1], b.bin("arith.muli", xz, ws));
+      });
   return {convert_to(e, r, rt)};
 }
 
@@ -691,7 +697,9 @@ struct Code {
   Scalar fsub(const Scalar& x, const Scalar& y) { return b.bin("arith.subf", x, y); }
   Scalar div(const Scalar& x, const Scalar& y) { return b.bin("arith.divf", x, y); }
   // |x| is inf or NaN
-  Scalar infinite(const Scalar& x) { return b.cmpf("uge", absf(x), f(std::numeric_limits<double>::infinity(), x.dtype)); }
+  Scalar infinite(const Scalar& x) {
+    return b.cmpf("uge", absf(x), f(std::numeric_limits<double>::infinity(), x.dtype));
+  }
 };
 
 // A tensor value carried through loops: rebinds its name, keeps its type.
@@ -742,8 +750,8 @@ Val expand_lead(Emitter& e, const Val& y, const TensorType& full, size_t nb) {
   std::vector<std::string> groups;
   if (nb == 0) {
     for (size_t i = 0; i < r; ++i) groups.push_back(i == 0 ? "[0, 1]" : "[" + std::to_string(i + 1) + "]");
-    return {e.assign("tensor.collapse_shape " + y.name + " [" + join(groups) + "] : " + tensor_type(y.type) +
-                     " into " + tensor_type(t)),
+    return {e.assign("tensor.collapse_shape " + y.name + " [" + join(groups) + "] : " + tensor_type(y.type) + " into " +
+                     tensor_type(t)),
             t};
   }
   std::vector<std::string> lead, sizes;
@@ -808,11 +816,12 @@ LuState lu_one(Emitter& e, const std::string& bi, LuState st, const std::string&
     for (size_t i = 0; i < st.rhs.size(); ++i) R.push_back(named(a[3 + i], st.rhs[i].type));
     std::string k1 = cd.add(k, c1);
     Scalar best = cd.absf(cd.get(A, {bi, k, k}));
-    auto pv = loop(e, k1, m, {carried_index(k), carried(best)}, [&](const std::string& i, const std::vector<std::string>& c) {
-      Scalar v = cd.absf(cd.get(A, {bi, i, k}));
-      Scalar gt = cd.b.cmpf("ogt", v, {c[1], ft});
-      return std::vector<std::string>{cd.iselect(gt, i, c[0]), cd.b.select(gt, v, {c[1], ft}).name};
-    });
+    auto pv =
+        loop(e, k1, m, {carried_index(k), carried(best)}, [&](const std::string& i, const std::vector<std::string>& c) {
+          Scalar v = cd.absf(cd.get(A, {bi, i, k}));
+          Scalar gt = cd.b.cmpf("ogt", v, {c[1], ft});
+          return std::vector<std::string>{cd.iselect(gt, i, c[0]), cd.b.select(gt, v, {c[1], ft}).name};
+        });
     std::string p = pv[0];
     P = cd.put(index_as(cd.b, p, DType::I32), P, {bi, k});
     // Swap rows k and p of A and of each rhs (a no-op when p == k).
@@ -877,10 +886,11 @@ Val lu_substitute(Emitter& e, const std::string& bi, const Val& LU, Val X, const
     Val Y = named(a[0], X.type);
     auto fw = loop(e, c0, n, {carried(Y)}, [&](const std::string& i, const std::vector<std::string>& c) {
       Val Z = named(c[0], X.type);
-      auto s = loop(e, c0, i, {carried(cd.get(Z, {bi, i, col}))}, [&](const std::string& j, const std::vector<std::string>& d) {
-        return std::vector<std::string>{
-            cd.fsub({d[0], ft}, cd.mul(cd.get(Z, {bi, j, col}), cd.get(LU, {bi, i, j}))).name};
-      });
+      auto s = loop(e, c0, i, {carried(cd.get(Z, {bi, i, col}))},
+                    [&](const std::string& j, const std::vector<std::string>& d) {
+                      return std::vector<std::string>{
+                          cd.fsub({d[0], ft}, cd.mul(cd.get(Z, {bi, j, col}), cd.get(LU, {bi, i, j}))).name};
+                    });
       return std::vector<std::string>{cd.put({s[0], ft}, Z, {bi, i, col}).name};
     });
     Y = named(fw[0], X.type);
@@ -889,11 +899,12 @@ Val lu_substitute(Emitter& e, const std::string& bi, const Val& LU, Val X, const
       std::string i = cd.sub(cd.sub(n, c1), ii);
       std::string i1 = cd.add(i, c1);
       // X[i] -= U[i, j] X[j] for j from the last down to i + 1, then X[i] /= U[i, i]
-      auto s = loop(e, i1, n, {carried(cd.get(Z, {bi, i, col}))}, [&](const std::string& jj, const std::vector<std::string>& d) {
-        std::string j = cd.sub(cd.add(n, i), jj);  // n - 1 - (jj - i - 1)
-        return std::vector<std::string>{
-            cd.fsub({d[0], ft}, cd.mul(cd.get(Z, {bi, j, col}), cd.get(LU, {bi, i, j}))).name};
-      });
+      auto s = loop(e, i1, n, {carried(cd.get(Z, {bi, i, col}))},
+                    [&](const std::string& jj, const std::vector<std::string>& d) {
+                      std::string j = cd.sub(cd.add(n, i), jj);  // n - 1 - (jj - i - 1)
+                      return std::vector<std::string>{
+                          cd.fsub({d[0], ft}, cd.mul(cd.get(Z, {bi, j, col}), cd.get(LU, {bi, i, j}))).name};
+                    });
       Scalar x = cd.div({s[0], ft}, cd.get(LU, {bi, i, i}));
       return std::vector<std::string>{cd.put(x, Z, {bi, i, col}).name};
     });
@@ -911,8 +922,8 @@ std::vector<Val> per_matrix(Emitter& e, const Val& lead, const std::vector<Val>&
   // without the copy one-shot-bufferize may write into a function argument (the caller's input) or into a
   // view of one (a reshaped input).
   for (const Val& v : carry)
-    cs.push_back({e.assign("bufferization.alloc_tensor() copy(" + v.name + ") : " + tensor_type(v.type)),
-                  tensor_type(v.type)});
+    cs.push_back(
+        {e.assign("bufferization.alloc_tensor() copy(" + v.name + ") : " + tensor_type(v.type)), tensor_type(v.type)});
   auto r = loop(e, e.index_constant(0), B, cs, [&](const std::string& bi, const std::vector<std::string>& a) {
     std::vector<Val> vs;
     for (size_t i = 0; i < carry.size(); ++i) vs.push_back(named(a[i], carry[i].type));
@@ -991,9 +1002,8 @@ std::vector<Val> lower_det(Emitter& e, const Operation& op, std::span<const Val>
                     [&](const std::string& i, const std::vector<std::string>& a) {
                       Scalar sign{a[0], ft}, det{a[1], ft}, logabs{a[2], ft}, nan{a[3], DType::Bool};
                       Scalar u = cd.get(s.a, {bi, i, i});
-                      Scalar swapped = cd.icmp("ne", cd.e.assign("arith.index_cast " + cd.get(s.piv, {bi, i}).name +
-                                                                 " : i32 to index"),
-                                               i);
+                      Scalar swapped = cd.icmp(
+                          "ne", cd.e.assign("arith.index_cast " + cd.get(s.piv, {bi, i}).name + " : i32 to index"), i);
                       sign = cd.b.select(swapped, cd.b.un("arith.negf", sign), sign);
                       det = cd.b.select(swapped, cd.b.un("arith.negf", det), det);
                       det = cd.mul(det, u);
@@ -1032,7 +1042,9 @@ std::vector<Val> lower_cholesky(Emitter& e, const Operation& op, std::span<const
     Code cd(e);
     std::string c0 = cd.c(0), c1 = cd.c(1);
     // element (i, j), i >= j, of the triangle read / of the factor in the result
-    auto a_at = [&](const std::string& i, const std::string& j) { return lower ? cd.get(A, {bi, i, j}) : cd.get(A, {bi, j, i}); };
+    auto a_at = [&](const std::string& i, const std::string& j) {
+      return lower ? cd.get(A, {bi, i, j}) : cd.get(A, {bi, j, i});
+    };
     auto l_at = [&](const Val& L, const std::string& i, const std::string& j) {
       return lower ? cd.get(L, {bi, i, j}) : cd.get(L, {bi, j, i});
     };
@@ -1045,31 +1057,34 @@ std::vector<Val> lower_cholesky(Emitter& e, const Operation& op, std::span<const
       });
       return Scalar{r[0], ft};
     };
-    auto cols = loop(e, c0, n, {carried(v[0]), carried(cd.b.b(false))}, [&](const std::string& j, const std::vector<std::string>& a) {
-      Val L = named(a[0], A.type);
-      Scalar bad{a[1], DType::Bool};
-      Scalar ajj = dot(L, j, j, a_at(j, j));
-      bad = cd.b.bin("arith.ori", bad, cd.b.cmpf("ule", ajj, cd.f(0.0, ft)));  // not > 0, or NaN
-      Scalar d = cd.b.un("math.sqrt", ajj);
-      L = l_put(d, L, j, j);
-      Scalar r = cd.div(cd.f(1.0, ft), d);
-      auto below = loop(e, cd.add(j, c1), n, {carried(L), carried(bad)}, [&](const std::string& i, const std::vector<std::string>& c) {
-        Val L2 = named(c[0], A.type);
-        Scalar x = cd.mul(dot(L2, i, j, a_at(i, j)), r);
-        Scalar bad2 = cd.b.bin("arith.ori", {c[1], DType::Bool}, cd.infinite(x));
-        return std::vector<std::string>{l_put(x, L2, i, j).name, bad2.name};
-      });
-      Scalar bad3 = cd.b.bin("arith.ori", {below[1], DType::Bool}, cd.infinite(d));
-      return std::vector<std::string>{below[0], bad3.name};
-    });
+    auto cols = loop(e, c0, n, {carried(v[0]), carried(cd.b.b(false))},
+                     [&](const std::string& j, const std::vector<std::string>& a) {
+                       Val L = named(a[0], A.type);
+                       Scalar bad{a[1], DType::Bool};
+                       Scalar ajj = dot(L, j, j, a_at(j, j));
+                       bad = cd.b.bin("arith.ori", bad, cd.b.cmpf("ule", ajj, cd.f(0.0, ft)));  // not > 0, or NaN
+                       Scalar d = cd.b.un("math.sqrt", ajj);
+                       L = l_put(d, L, j, j);
+                       Scalar r = cd.div(cd.f(1.0, ft), d);
+                       auto below = loop(e, cd.add(j, c1), n, {carried(L), carried(bad)},
+                                         [&](const std::string& i, const std::vector<std::string>& c) {
+                                           Val L2 = named(c[0], A.type);
+                                           Scalar x = cd.mul(dot(L2, i, j, a_at(i, j)), r);
+                                           Scalar bad2 = cd.b.bin("arith.ori", {c[1], DType::Bool}, cd.infinite(x));
+                                           return std::vector<std::string>{l_put(x, L2, i, j).name, bad2.name};
+                                         });
+                       Scalar bad3 = cd.b.bin("arith.ori", {below[1], DType::Bool}, cd.infinite(d));
+                       return std::vector<std::string>{below[0], bad3.name};
+                     });
     Scalar bad{cols[1], DType::Bool};
     Val L = named(cols[0], A.type);
     Scalar qn = cd.f(std::numeric_limits<double>::quiet_NaN(), ft);
     auto fin = loop(e, c0, n, {carried(L)}, [&](const std::string& i, const std::vector<std::string>& a) {
-      return loop(e, c0, n, {carried(named(a[0], A.type))}, [&](const std::string& j, const std::vector<std::string>& c) {
-        Val Z = named(c[0], A.type);
-        return std::vector<std::string>{cd.put(cd.b.select(bad, qn, cd.get(Z, {bi, i, j})), Z, {bi, i, j}).name};
-      });
+      return loop(
+          e, c0, n, {carried(named(a[0], A.type))}, [&](const std::string& j, const std::vector<std::string>& c) {
+            Val Z = named(c[0], A.type);
+            return std::vector<std::string>{cd.put(cd.b.select(bad, qn, cd.get(Z, {bi, i, j})), Z, {bi, i, j}).name};
+          });
     });
     return std::vector<Val>{named(fin[0], A.type)};
   });
@@ -1103,19 +1118,22 @@ std::vector<Val> lower_triangular_solve(Emitter& e, const Operation& op, std::sp
       return left ? std::vector<std::string>{bi, i, c} : std::vector<std::string>{bi, c, i};
     };
     auto r = loop(e, c0, ncols, {carried(v[0])}, [&](const std::string& c, const std::vector<std::string>& a) {
-      return loop(e, c0, m, {carried(named(a[0], X0.type))}, [&](const std::string& ii, const std::vector<std::string>& b) {
-        Val X = named(b[0], X0.type);
-        std::string i = t_lower ? ii : cd.sub(last, ii);
-        // k over [0, i) ascending (lower) or (i, m) descending (upper)
-        std::string lo = t_lower ? c0 : cd.add(i, c1), hi = t_lower ? i : m;
-        auto s = loop(e, lo, hi, {carried(cd.get(X, at_(i, c)))}, [&](const std::string& kk, const std::vector<std::string>& d) {
-          std::string k = t_lower ? kk : cd.sub(cd.add(m, i), kk);  // m - 1 - (kk - i - 1)
-          return std::vector<std::string>{cd.fsub({d[0], ft}, cd.mul(T(i, k), cd.get(X, at_(k, c)))).name};
-        });
-        Scalar x{s[0], ft};
-        if (!unit) x = cd.div(x, T(i, i));
-        return std::vector<std::string>{cd.put(x, X, at_(i, c)).name};
-      });
+      return loop(
+          e, c0, m, {carried(named(a[0], X0.type))}, [&](const std::string& ii, const std::vector<std::string>& b) {
+            Val X = named(b[0], X0.type);
+            std::string i = t_lower ? ii : cd.sub(last, ii);
+            // k over [0, i) ascending (lower) or (i, m) descending (upper)
+            std::string lo = t_lower ? c0 : cd.add(i, c1), hi = t_lower ? i : m;
+            auto s =
+                loop(e, lo, hi, {carried(cd.get(X, at_(i, c)))},
+                     [&](const std::string& kk, const std::vector<std::string>& d) {
+                       std::string k = t_lower ? kk : cd.sub(cd.add(m, i), kk);  // m - 1 - (kk - i - 1)
+                       return std::vector<std::string>{cd.fsub({d[0], ft}, cd.mul(T(i, k), cd.get(X, at_(k, c)))).name};
+                     });
+            Scalar x{s[0], ft};
+            if (!unit) x = cd.div(x, T(i, i));
+            return std::vector<std::string>{cd.put(x, X, at_(i, c)).name};
+          });
     });
     return std::vector<Val>{named(r[0], X0.type)};
   });
@@ -1143,50 +1161,53 @@ std::vector<Val> lower_qr(Emitter& e, const Operation& op, std::span<const Val> 
     Code cd(e);
     std::string c0 = cd.c(0), c1 = cd.c(1);
     Scalar z = cd.f(0.0, ft);
-    auto fac = loop(e, c0, kmin, {carried(v[0]), carried(v[1])}, [&](const std::string& k, const std::vector<std::string>& a) {
-      Val X = named(a[0], A.type), taus = named(a[1], taut);
-      std::string k1 = cd.add(k, c1);
-      Scalar alpha = cd.get(X, {bi, k, k});
-      auto ss = loop(e, k1, m, {carried(z)}, [&](const std::string& i, const std::vector<std::string>& d) {
-        Scalar x = cd.get(X, {bi, i, k});
-        return std::vector<std::string>{cd.fadd({d[0], ft}, cd.mul(x, x)).name};
-      });
-      Scalar xnorm = cd.b.un("math.sqrt", {ss[0], ft});
-      Scalar nz = cd.b.cmpf("une", xnorm, z);
-      Scalar h = cd.b.un("math.sqrt", cd.fadd(cd.mul(alpha, alpha), cd.mul(xnorm, xnorm)));
-      Scalar beta = cd.b.select(cd.b.cmpf("olt", alpha, z), h, cd.b.un("arith.negf", h));
-      Scalar tau = cd.b.select(nz, cd.div(cd.fsub(beta, alpha), beta), z);
-      Scalar inv = cd.div(cd.f(1.0, ft), cd.fsub(alpha, beta));
-      auto sc = loop(e, k1, m, {carried(X)}, [&](const std::string& i, const std::vector<std::string>& d) {
-        Val Y = named(d[0], A.type);
-        Scalar x = cd.get(Y, {bi, i, k});
-        return std::vector<std::string>{cd.put(cd.b.select(nz, cd.mul(x, inv), x), Y, {bi, i, k}).name};
-      });
-      X = named(sc[0], A.type);
-      Scalar apply = cd.b.cmpf("une", tau, z);
-      Scalar ntau = cd.b.un("arith.negf", tau);
-      // H applied to columns k+1.. : w = A[k, c] + sum_{i>k} v_i A[i, c]; A[i, c] += v_i (-tau w)
-      auto cols = loop(e, k1, n, {carried(X)}, [&](const std::string& c, const std::vector<std::string>& d) {
-        Val Y = named(d[0], A.type);
-        auto w = loop(e, k1, m, {carried(cd.get(Y, {bi, k, c}))}, [&](const std::string& i, const std::vector<std::string>& g) {
-          return std::vector<std::string>{cd.fadd({g[0], ft}, cd.mul(cd.get(Y, {bi, i, k}), cd.get(Y, {bi, i, c}))).name};
+    auto fac =
+        loop(e, c0, kmin, {carried(v[0]), carried(v[1])}, [&](const std::string& k, const std::vector<std::string>& a) {
+          Val X = named(a[0], A.type), taus = named(a[1], taut);
+          std::string k1 = cd.add(k, c1);
+          Scalar alpha = cd.get(X, {bi, k, k});
+          auto ss = loop(e, k1, m, {carried(z)}, [&](const std::string& i, const std::vector<std::string>& d) {
+            Scalar x = cd.get(X, {bi, i, k});
+            return std::vector<std::string>{cd.fadd({d[0], ft}, cd.mul(x, x)).name};
+          });
+          Scalar xnorm = cd.b.un("math.sqrt", {ss[0], ft});
+          Scalar nz = cd.b.cmpf("une", xnorm, z);
+          Scalar h = cd.b.un("math.sqrt", cd.fadd(cd.mul(alpha, alpha), cd.mul(xnorm, xnorm)));
+          Scalar beta = cd.b.select(cd.b.cmpf("olt", alpha, z), h, cd.b.un("arith.negf", h));
+          Scalar tau = cd.b.select(nz, cd.div(cd.fsub(beta, alpha), beta), z);
+          Scalar inv = cd.div(cd.f(1.0, ft), cd.fsub(alpha, beta));
+          auto sc = loop(e, k1, m, {carried(X)}, [&](const std::string& i, const std::vector<std::string>& d) {
+            Val Y = named(d[0], A.type);
+            Scalar x = cd.get(Y, {bi, i, k});
+            return std::vector<std::string>{cd.put(cd.b.select(nz, cd.mul(x, inv), x), Y, {bi, i, k}).name};
+          });
+          X = named(sc[0], A.type);
+          Scalar apply = cd.b.cmpf("une", tau, z);
+          Scalar ntau = cd.b.un("arith.negf", tau);
+          // H applied to columns k+1.. : w = A[k, c] + sum_{i>k} v_i A[i, c]; A[i, c] += v_i (-tau w)
+          auto cols = loop(e, k1, n, {carried(X)}, [&](const std::string& c, const std::vector<std::string>& d) {
+            Val Y = named(d[0], A.type);
+            auto w = loop(e, k1, m, {carried(cd.get(Y, {bi, k, c}))},
+                          [&](const std::string& i, const std::vector<std::string>& g) {
+                            return std::vector<std::string>{
+                                cd.fadd({g[0], ft}, cd.mul(cd.get(Y, {bi, i, k}), cd.get(Y, {bi, i, c}))).name};
+                          });
+            Scalar tw = cd.mul(ntau, {w[0], ft});
+            Scalar top = cd.get(Y, {bi, k, c});
+            Y = cd.put(cd.b.select(apply, cd.fadd(top, tw), top), Y, {bi, k, c});
+            auto rows = loop(e, k1, m, {carried(Y)}, [&](const std::string& i, const std::vector<std::string>& g) {
+              Val Z = named(g[0], A.type);
+              Scalar old = cd.get(Z, {bi, i, c});
+              Scalar nw = cd.fadd(old, cd.mul(cd.get(Z, {bi, i, k}), tw));
+              return std::vector<std::string>{cd.put(cd.b.select(apply, nw, old), Z, {bi, i, c}).name};
+            });
+            return rows;
+          });
+          X = named(cols[0], A.type);
+          X = cd.put(cd.b.select(nz, beta, alpha), X, {bi, k, k});
+          taus = cd.put(tau, taus, {bi, k});
+          return std::vector<std::string>{X.name, taus.name};
         });
-        Scalar tw = cd.mul(ntau, {w[0], ft});
-        Scalar top = cd.get(Y, {bi, k, c});
-        Y = cd.put(cd.b.select(apply, cd.fadd(top, tw), top), Y, {bi, k, c});
-        auto rows = loop(e, k1, m, {carried(Y)}, [&](const std::string& i, const std::vector<std::string>& g) {
-          Val Z = named(g[0], A.type);
-          Scalar old = cd.get(Z, {bi, i, c});
-          Scalar nw = cd.fadd(old, cd.mul(cd.get(Z, {bi, i, k}), tw));
-          return std::vector<std::string>{cd.put(cd.b.select(apply, nw, old), Z, {bi, i, c}).name};
-        });
-        return rows;
-      });
-      X = named(cols[0], A.type);
-      X = cd.put(cd.b.select(nz, beta, alpha), X, {bi, k, k});
-      taus = cd.put(tau, taus, {bi, k});
-      return std::vector<std::string>{X.name, taus.name};
-    });
     Val F = named(fac[0], A.type), taus = named(fac[1], taut);
     // R: the upper triangle of the factored matrix's first rows.
     std::string rr = dim_of(e, v[3], 1);
@@ -1201,36 +1222,39 @@ std::vector<Val> lower_qr(Emitter& e, const Operation& op, std::span<const Val> 
       return std::vector<std::string>{cd.put(cd.f(1.0, ft), named(a[0], q3), {bi, j, j}).name};
     });
     std::string klast = cd.sub(kmin, c1);
-    auto Q = loop(e, c0, kmin, {carried(named(Qi[0], q3))}, [&](const std::string& ii, const std::vector<std::string>& a) {
-      Val Y = named(a[0], q3);
-      std::string i = cd.sub(klast, ii), i1 = cd.add(i, c1);
-      Scalar tau = cd.get(taus, {bi, i});
-      Scalar apply = cd.b.cmpf("une", tau, z);
-      Scalar ntau = cd.b.un("arith.negf", tau);
-      auto cols = loop(e, i1, qc, {carried(Y)}, [&](const std::string& c, const std::vector<std::string>& d) {
-        Val Z = named(d[0], q3);
-        auto w = loop(e, i1, m, {carried(cd.get(Z, {bi, i, c}))}, [&](const std::string& r, const std::vector<std::string>& g) {
-          return std::vector<std::string>{cd.fadd({g[0], ft}, cd.mul(cd.get(F, {bi, r, i}), cd.get(Z, {bi, r, c}))).name};
+    auto Q =
+        loop(e, c0, kmin, {carried(named(Qi[0], q3))}, [&](const std::string& ii, const std::vector<std::string>& a) {
+          Val Y = named(a[0], q3);
+          std::string i = cd.sub(klast, ii), i1 = cd.add(i, c1);
+          Scalar tau = cd.get(taus, {bi, i});
+          Scalar apply = cd.b.cmpf("une", tau, z);
+          Scalar ntau = cd.b.un("arith.negf", tau);
+          auto cols = loop(e, i1, qc, {carried(Y)}, [&](const std::string& c, const std::vector<std::string>& d) {
+            Val Z = named(d[0], q3);
+            auto w = loop(e, i1, m, {carried(cd.get(Z, {bi, i, c}))},
+                          [&](const std::string& r, const std::vector<std::string>& g) {
+                            return std::vector<std::string>{
+                                cd.fadd({g[0], ft}, cd.mul(cd.get(F, {bi, r, i}), cd.get(Z, {bi, r, c}))).name};
+                          });
+            Scalar tw = cd.mul(ntau, {w[0], ft});
+            Scalar top = cd.get(Z, {bi, i, c});
+            Z = cd.put(cd.b.select(apply, cd.fadd(top, tw), top), Z, {bi, i, c});
+            return loop(e, i1, m, {carried(Z)}, [&](const std::string& r, const std::vector<std::string>& g) {
+              Val W = named(g[0], q3);
+              Scalar old = cd.get(W, {bi, r, c});
+              Scalar nw = cd.fadd(old, cd.mul(cd.get(F, {bi, r, i}), tw));
+              return std::vector<std::string>{cd.put(cd.b.select(apply, nw, old), W, {bi, r, c}).name};
+            });
+          });
+          Y = named(cols[0], q3);
+          auto col = loop(e, i1, m, {carried(Y)}, [&](const std::string& r, const std::vector<std::string>& g) {
+            Val W = named(g[0], q3);
+            return std::vector<std::string>{cd.put(cd.mul(ntau, cd.get(F, {bi, r, i})), W, {bi, r, i}).name};
+          });
+          Y = named(col[0], q3);
+          Y = cd.put(cd.fsub(cd.f(1.0, ft), tau), Y, {bi, i, i});
+          return std::vector<std::string>{Y.name};
         });
-        Scalar tw = cd.mul(ntau, {w[0], ft});
-        Scalar top = cd.get(Z, {bi, i, c});
-        Z = cd.put(cd.b.select(apply, cd.fadd(top, tw), top), Z, {bi, i, c});
-        return loop(e, i1, m, {carried(Z)}, [&](const std::string& r, const std::vector<std::string>& g) {
-          Val W = named(g[0], q3);
-          Scalar old = cd.get(W, {bi, r, c});
-          Scalar nw = cd.fadd(old, cd.mul(cd.get(F, {bi, r, i}), tw));
-          return std::vector<std::string>{cd.put(cd.b.select(apply, nw, old), W, {bi, r, c}).name};
-        });
-      });
-      Y = named(cols[0], q3);
-      auto col = loop(e, i1, m, {carried(Y)}, [&](const std::string& r, const std::vector<std::string>& g) {
-        Val W = named(g[0], q3);
-        return std::vector<std::string>{cd.put(cd.mul(ntau, cd.get(F, {bi, r, i})), W, {bi, r, i}).name};
-      });
-      Y = named(col[0], q3);
-      Y = cd.put(cd.fsub(cd.f(1.0, ft), tau), Y, {bi, i, i});
-      return std::vector<std::string>{Y.name};
-    });
     return std::vector<Val>{F, taus, named(Q[0], q3), named(R[0], r3)};
   });
   return {result_from(e, out[2], qt, nb), result_from(e, out[3], rt, nb)};
@@ -1274,15 +1298,14 @@ std::vector<Val> lower_matrix_exp(Emitter& e, const Operation& op, std::span<con
     Scalar safe = b.select(use, l, b.f(0.0, d));
     return b.cast("arith.fptosi", safe, DType::I64);
   });
-  Val scaled = e.generic(std::vector<Val>{A, sq}, std::vector<std::string>{"d0, d1, d2", "d0"}, e.empty(mt),
-                         "d0, d1, d2", std::vector<std::string>{"parallel", "parallel", "parallel"},
-                         [&](Body& b, std::span<const Scalar> v) {
-                           Scalar bits = b.bin("arith.shli", b.bin("arith.subi", b.i(1023, DType::I64), v[1]),
-                                               b.i(52, DType::I64));
-                           std::string p = b.fresh();
-                           b.line(p + " = arith.bitcast " + bits.name + " : i64 to f64");
-                           return b.bin("arith.mulf", v[0], {p, d});
-                         });
+  Val scaled = e.generic(
+      std::vector<Val>{A, sq}, std::vector<std::string>{"d0, d1, d2", "d0"}, e.empty(mt), "d0, d1, d2",
+      std::vector<std::string>{"parallel", "parallel", "parallel"}, [&](Body& b, std::span<const Scalar> v) {
+        Scalar bits = b.bin("arith.shli", b.bin("arith.subi", b.i(1023, DType::I64), v[1]), b.i(52, DType::I64));
+        std::string p = b.fresh();
+        b.line(p + " = arith.bitcast " + bits.name + " : i64 to f64");
+        return b.bin("arith.mulf", v[0], {p, d});
+      });
   A = scaled;
   auto lin = [&](std::initializer_list<std::pair<Val, double>> terms, double diag, bool has_diag) {
     std::vector<Val> ins;
@@ -1328,32 +1351,30 @@ std::vector<Val> lower_matrix_exp(Emitter& e, const Operation& op, std::span<con
   Val X = sol[3];
   // Squarings: as many rounds as the largest s; a matrix squares while its own s is above the round.
   Val smax = reduce(e, sq, Axes{true}, false, Comb::Max, DType::I64);
-  std::string rounds = e.assign("arith.index_cast " +
-                                e.assign("tensor.extract " + smax.name + "[] : " + tensor_type(smax.type)) +
-                                " : i64 to index");
-  auto sqd = loop(e, e.index_constant(0), rounds, {carried(X)}, [&](const std::string& r, const std::vector<std::string>& a) {
-    Val Y = named(a[0], mt);
-    Val Y2 = matmul3(e, Y, Y);
-    std::string ri = e.assign("arith.index_cast " + r + " : index to i64");
-    // in place into the carried tensor (scf.for's bufferization wants the yield to be its buffer)
-    Val next = e.generic(std::vector<Val>{Y2, sq}, std::vector<std::string>{"d0, d1, d2", "d0"}, Y, "d0, d1, d2",
-                         std::vector<std::string>{"parallel", "parallel", "parallel"},
-                         [&](Body& b, std::span<const Scalar> v) {
-                           return b.select(b.cmpi("sgt", v[1], {ri, DType::I64}), v[0], v[2]);
-                         });
-    return std::vector<std::string>{next.name};
-  });
+  std::string rounds =
+      e.assign("arith.index_cast " + e.assign("tensor.extract " + smax.name + "[] : " + tensor_type(smax.type)) +
+               " : i64 to index");
+  auto sqd =
+      loop(e, e.index_constant(0), rounds, {carried(X)}, [&](const std::string& r, const std::vector<std::string>& a) {
+        Val Y = named(a[0], mt);
+        Val Y2 = matmul3(e, Y, Y);
+        std::string ri = e.assign("arith.index_cast " + r + " : index to i64");
+        // in place into the carried tensor (scf.for's bufferization wants the yield to be its buffer)
+        Val next = e.generic(std::vector<Val>{Y2, sq}, std::vector<std::string>{"d0, d1, d2", "d0"}, Y, "d0, d1, d2",
+                             std::vector<std::string>{"parallel", "parallel", "parallel"},
+                             [&](Body& b, std::span<const Scalar> v) {
+                               return b.select(b.cmpi("sgt", v[1], {ri, DType::I64}), v[0], v[2]);
+                             });
+        return std::vector<std::string>{next.name};
+      });
   X = named(sqd[0], mt);
   Scalar qn = top.f(std::numeric_limits<double>::quiet_NaN(), d);
   Val res = e.generic(std::vector<Val>{X, norm1}, std::vector<std::string>{"d0, d1, d2", "d0"}, e.empty(mt),
                       "d0, d1, d2", std::vector<std::string>{"parallel", "parallel", "parallel"},
-                      [&](Body& b, std::span<const Scalar> v) {
-                        return b.select(b.cmpf("olt", v[1], inf), v[0], qn);
-                      });
+                      [&](Body& b, std::span<const Scalar> v) { return b.select(b.cmpf("olt", v[1], inf), v[0], qn); });
   Val full = expand_lead(e, res, TensorType(d, rt.shape), nb);
   return {e.map({full}, rt, [&](Body& b, std::span<const Scalar> v) { return store_from_f64(b, v[0], t); })};
 }
-
 
 // ---- singular values ----
 
@@ -1400,10 +1421,13 @@ Val singular_values(Emitter& e, const Val& x) {
     });
     Scalar mx{amax[0], d};
     Scalar finite = b.cmpf("olt", mx, inf);
-    Scalar ex = b.bin("arith.subi", b.bin("arith.shrui", bits_of_f64(b, mx), b.i(52, DType::I64)), b.i(1023, DType::I64));
+    Scalar ex =
+        b.bin("arith.subi", b.bin("arith.shrui", bits_of_f64(b, mx), b.i(52, DType::I64)), b.i(1023, DType::I64));
     ex = b.bin("arith.maxsi", b.bin("arith.minsi", ex, b.i(1022, DType::I64)), b.i(-1022, DType::I64));
-    Scalar down = f64_of_bits(b, b.bin("arith.shli", b.bin("arith.subi", b.i(1023, DType::I64), ex), b.i(52, DType::I64)));
-    Scalar up = f64_of_bits(b, b.bin("arith.shli", b.bin("arith.addi", b.i(1023, DType::I64), ex), b.i(52, DType::I64)));
+    Scalar down =
+        f64_of_bits(b, b.bin("arith.shli", b.bin("arith.subi", b.i(1023, DType::I64), ex), b.i(52, DType::I64)));
+    Scalar up =
+        f64_of_bits(b, b.bin("arith.shli", b.bin("arith.addi", b.i(1023, DType::I64), ex), b.i(52, DType::I64)));
     Scalar tallb{tall, DType::Bool};
     auto w = loop(e, c0, mm, {carried(v[0])}, [&](const std::string& i, const std::vector<std::string>& a) {
       return loop(e, c0, nn, {carried(named(a[0], wt))}, [&](const std::string& j, const std::vector<std::string>& g) {
@@ -1422,37 +1446,45 @@ Val singular_values(Emitter& e, const Val& x) {
       });
       return Scalar{r[0], d};
     };
-    auto sweeps = loop(e, c0, cd.c(60), {carried(W), carried(b.b(false))}, [&](const std::string&, const std::vector<std::string>& a) {
-      Scalar done{a[1], DType::Bool};
-      auto ps = loop(e, c0, nn, {carried(named(a[0], wt)), carried(b.b(false))}, [&](const std::string& p, const std::vector<std::string>& g) {
-        return loop(e, cd.add(p, c1), nn, {carried(named(g[0], wt)), carried(Scalar{g[1], DType::Bool})},
+    auto sweeps = loop(
+        e, c0, cd.c(60), {carried(W), carried(b.b(false))}, [&](const std::string&, const std::vector<std::string>& a) {
+          Scalar done{a[1], DType::Bool};
+          auto ps = loop(
+              e, c0, nn, {carried(named(a[0], wt)), carried(b.b(false))},
+              [&](const std::string& p, const std::vector<std::string>& g) {
+                return loop(
+                    e, cd.add(p, c1), nn, {carried(named(g[0], wt)), carried(Scalar{g[1], DType::Bool})},
                     [&](const std::string& q, const std::vector<std::string>& h) {
-          Val X = named(h[0], wt);
-          Scalar alpha = col_dot(X, p, p), beta = col_dot(X, q, q), gamma = col_dot(X, p, q);
-          Scalar bound = cd.mul(b.un("math.sqrt", cd.mul(alpha, beta)), tol);
-          Scalar rot = b.bin("arith.andi", b.cmpf("ogt", cd.absf(gamma), bound), b.bin("arith.xori", done, b.b(true)));
-          Scalar one_ = cd.f(1.0, d);
-          Scalar g2 = b.select(rot, gamma, one_);
-          Scalar zeta = cd.div(cd.fsub(beta, alpha), cd.mul(g2, cd.f(2.0, d)));
-          Scalar sgn = b.select(b.cmpi("slt", bits_of_f64(b, zeta), b.i(0, DType::I64)), cd.f(-1.0, d), one_);
-          Scalar tt = cd.div(sgn, cd.fadd(cd.absf(zeta), b.un("math.sqrt", cd.fadd(cd.mul(zeta, zeta), one_))));
-          Scalar cs = cd.div(one_, b.un("math.sqrt", cd.fadd(cd.mul(tt, tt), one_)));
-          Scalar sn = cd.mul(cs, tt);
-          cs = b.select(rot, cs, one_);
-          sn = b.select(rot, sn, z);
-          auto rows = loop(e, c0, mm, {carried(X)}, [&](const std::string& i, const std::vector<std::string>& k) {
-            Val Y = named(k[0], wt);
-            Scalar wp = cd.get(Y, {bi, i, p}), wq = cd.get(Y, {bi, i, q});
-            Y = cd.put(cd.fsub(cd.mul(wp, cs), cd.mul(wq, sn)), Y, {bi, i, p});
-            Y = cd.put(cd.fadd(cd.mul(wp, sn), cd.mul(wq, cs)), Y, {bi, i, q});
-            return std::vector<std::string>{Y.name};
-          });
-          return std::vector<std::string>{rows[0], b.bin("arith.ori", {h[1], DType::Bool}, rot).name};
+                      Val X = named(h[0], wt);
+                      Scalar alpha = col_dot(X, p, p), beta = col_dot(X, q, q), gamma = col_dot(X, p, q);
+                      Scalar bound = cd.mul(b.un("math.sqrt", cd.mul(alpha, beta)), tol);
+                      Scalar rot = b.bin("arith.andi", b.cmpf("ogt", cd.absf(gamma), bound),
+                                         b.bin("arith.xori", done, b.b(true)));
+                      Scalar one_ = cd.f(1.0, d);
+                      Scalar g2 = b.select(rot, gamma, one_);
+                      Scalar zeta = cd.div(cd.fsub(beta, alpha), cd.mul(g2, cd.f(2.0, d)));
+                      Scalar sgn =
+                          b.select(b.cmpi("slt", bits_of_f64(b, zeta), b.i(0, DType::I64)), cd.f(-1.0, d), one_);
+                      Scalar tt =
+                          cd.div(sgn, cd.fadd(cd.absf(zeta), b.un("math.sqrt", cd.fadd(cd.mul(zeta, zeta), one_))));
+                      Scalar cs = cd.div(one_, b.un("math.sqrt", cd.fadd(cd.mul(tt, tt), one_)));
+                      Scalar sn = cd.mul(cs, tt);
+                      cs = b.select(rot, cs, one_);
+                      sn = b.select(rot, sn, z);
+                      auto rows =
+                          loop(e, c0, mm, {carried(X)}, [&](const std::string& i, const std::vector<std::string>& k) {
+                            Val Y = named(k[0], wt);
+                            Scalar wp = cd.get(Y, {bi, i, p}), wq = cd.get(Y, {bi, i, q});
+                            Y = cd.put(cd.fsub(cd.mul(wp, cs), cd.mul(wq, sn)), Y, {bi, i, p});
+                            Y = cd.put(cd.fadd(cd.mul(wp, sn), cd.mul(wq, cs)), Y, {bi, i, q});
+                            return std::vector<std::string>{Y.name};
+                          });
+                      return std::vector<std::string>{rows[0], b.bin("arith.ori", {h[1], DType::Bool}, rot).name};
+                    });
+              });
+          Scalar now_done = b.bin("arith.ori", done, b.bin("arith.xori", {ps[1], DType::Bool}, b.b(true)));
+          return std::vector<std::string>{ps[0], now_done.name};
         });
-      });
-      Scalar now_done = b.bin("arith.ori", done, b.bin("arith.xori", {ps[1], DType::Bool}, b.b(true)));
-      return std::vector<std::string>{ps[0], now_done.name};
-    });
     W = named(sweeps[0], wt);
     Scalar qn = cd.f(std::numeric_limits<double>::quiet_NaN(), d);
     auto sv = loop(e, c0, nn, {carried(v[1])}, [&](const std::string& j, const std::vector<std::string>& a) {
@@ -1490,17 +1522,20 @@ std::vector<Val> lower_matrix_rank(Emitter& e, const Operation& op, std::span<co
   std::string maxmn = e.extent(max(s[r - 2], s[r - 1]));
   Scalar mn = top.cast("arith.sitofp", index_as(top, maxmn, DType::I64), d);
   bool has_tol = at.count("tol") != 0;
-  double f = has_tol ? attr_float(at, "tol", op.name()) : at.count("rtol") ? attr_float(at, "rtol", op.name()) : eps_of(t);
+  double f = has_tol            ? attr_float(at, "tol", op.name())
+             : at.count("rtol") ? attr_float(at, "rtol", op.name())
+                                : eps_of(t);
   Scalar fc = top.f(f, d);
   Val ins[2] = {sv, smax};
   std::string maps[2] = {"d0, d1", "d0"};
-  Val count = reduce_generic(e, ins, maps, sv.type.shape, Axes{false, true}, false, zero_i,
-                             [&](Body& b, std::span<const Scalar> v, const Scalar& acc) {
-                               Scalar tol = has_tol ? fc
-                                            : at.count("rtol") ? b.bin("arith.mulf", fc, v[1])
-                                                               : b.bin("arith.mulf", b.bin("arith.mulf", v[1], mn), fc);
-                               return b.bin("arith.addi", acc, b.cast("arith.extui", b.cmpf("ogt", v[0], tol), DType::I64));
-                             });
+  Val count =
+      reduce_generic(e, ins, maps, sv.type.shape, Axes{false, true}, false, zero_i,
+                     [&](Body& b, std::span<const Scalar> v, const Scalar& acc) {
+                       Scalar tol = has_tol            ? fc
+                                    : at.count("rtol") ? b.bin("arith.mulf", fc, v[1])
+                                                       : b.bin("arith.mulf", b.bin("arith.mulf", v[1], mn), fc);
+                       return b.bin("arith.addi", acc, b.cast("arith.extui", b.cmpf("ogt", v[0], tol), DType::I64));
+                     });
   return {expand_lead(e, count, rt, r - 2)};
 }
 
@@ -1512,11 +1547,14 @@ Val singular_norm(Emitter& e, const Val& x, const std::string& ord) {
   Val r = ord == "nuc" ? reduce(e, sv, last, false, Comb::Sum, DType::F64, false)
                        : reduce(e, sv, last, false, ord == "2" ? Comb::Max : Comb::Min, DType::F64, false);
   size_t rank = x.type.rank();
-  TensorType full(DType::F64, reduced_shape(x.type.shape, [&] {
-                    Axes a(rank, false);
-                    a[rank - 1] = a[rank - 2] = true;
-                    return a;
-                  }(), false));
+  TensorType full(DType::F64, reduced_shape(
+                                  x.type.shape,
+                                  [&] {
+                                    Axes a(rank, false);
+                                    a[rank - 1] = a[rank - 2] = true;
+                                    return a;
+                                  }(),
+                                  false));
   return expand_lead(e, r, full, rank - 2);
 }
 

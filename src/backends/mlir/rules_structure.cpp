@@ -92,9 +92,12 @@ Val full(Emitter& e, const Attribute& value, const TensorType& t) {
   bool v = std::visit(
       [](const auto& x) {
         using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, bool>) return x;
-        else if constexpr (std::is_same_v<X, int64_t> || std::is_same_v<X, double>) return x != 0;
-        else return false;
+        if constexpr (std::is_same_v<X, bool>)
+          return x;
+        else if constexpr (std::is_same_v<X, int64_t> || std::is_same_v<X, double>)
+          return x != 0;
+        else
+          return false;
       },
       value);
   return e.fill({e.assign(v ? "arith.constant true" : "arith.constant false"), DType::Bool}, t);
@@ -170,8 +173,7 @@ Val affine_copy(Emitter& e, const Val& x, const std::string& map, const TensorTy
   std::vector<std::string> its(R, "parallel");
   Val ins[] = {x};
   std::string maps[] = {map};
-  return e.generic(ins, maps, e.empty(rt), dims_list(R), its,
-                   [](Body&, std::span<const Scalar> a) { return a[0]; });
+  return e.generic(ins, maps, e.empty(rt), dims_list(R), its, [](Body&, std::span<const Scalar> a) { return a[0]; });
 }
 
 std::vector<Val> lower_transpose(Emitter& e, const Operation& op, std::span<const Val> in) {
@@ -229,10 +231,10 @@ Val insert(Emitter& e, const Val& part, const Val& into, const Names& offsets) {
     sizes.push_back(static_or_ssa(e, d));
     ones.push_back("1");
   }
-  return {e.assign("tensor.insert_slice " + part.name + " into " + into.name + "[" + join(offsets) + "] [" +
-                   join(sizes) + "] [" + join(ones) + "] : " + tensor_type(part.type) + " into " +
-                   tensor_type(into.type)),
-          into.type};
+  return {
+      e.assign("tensor.insert_slice " + part.name + " into " + into.name + "[" + join(offsets) + "] [" + join(sizes) +
+               "] [" + join(ones) + "] : " + tensor_type(part.type) + " into " + tensor_type(into.type)),
+      into.type};
 }
 
 std::vector<Val> lower_concatenate(Emitter& e, const Operation& op, std::span<const Val> in) {
@@ -330,15 +332,16 @@ std::vector<Val> lower_pad(Emitter& e, const Operation& op, std::span<const Val>
       std::string q = iop(em, "arith.subi", b.index(static_cast<int>(i)), lows[i]);
       std::string good = icmp(em, "sge", q, zero);
       if (interior[i] > 0) {
-        good = em.assign("arith.andi " + good + ", " +
-                         icmp(em, "eq", iop(em, "arith.remsi", q, steps[i]), zero) + " : i1");
+        good = em.assign("arith.andi " + good + ", " + icmp(em, "eq", iop(em, "arith.remsi", q, steps[i]), zero) +
+                         " : i1");
         q = iop(em, "arith.divsi", q, steps[i]);
       }
       good = em.assign("arith.andi " + good + ", " + icmp(em, "slt", q, n[i]) + " : i1");
       ok = em.assign("arith.andi " + ok + ", " + good + " : i1");
       src.push_back(q);
     }
-    return guarded(em, ok, x.type.dtype, [&] { return extract(em, x, src); }, [&] { return a[0]; });
+    return guarded(
+        em, ok, x.type.dtype, [&] { return extract(em, x, src); }, [&] { return a[0]; });
   })};
 }
 
@@ -393,7 +396,8 @@ std::vector<Val> lower_repeat(Emitter& e, const Operation& op, std::span<const V
   } else {
     // one count per element of a static axis: the source of each result position from a table
     Ints src;
-    for (size_t i = 0; i < reps.size(); ++i) src.insert(src.end(), static_cast<size_t>(reps[i]), static_cast<int64_t>(i));
+    for (size_t i = 0; i < reps.size(); ++i)
+      src.insert(src.end(), static_cast<size_t>(reps[i]), static_cast<int64_t>(i));
     if (src.empty()) return {map_axes(e, in[0], rtype(op), axes)};  // an empty result: nothing is read
     Val table = e.constant(Tensor::from_vector<int64_t>(src, {static_cast<int64_t>(src.size())}));
     axes[axis] = [=](Emitter& em, const std::string& j) { return to_index(em, extract(em, table, {j})); };
@@ -509,8 +513,8 @@ std::string loop_nest(Emitter& e, const Names& ext, const std::string& init, con
   std::function<std::string(size_t, const std::string&)> level = [&](size_t l, const std::string& in) {
     if (l == ext.size()) return body(ivs, in);
     std::string r = e.fresh(), iv = e.fresh("%i"), acc = e.fresh("%t");
-    e.line(r + " = scf.for " + iv + " = " + zero + " to " + ext[l] + " step " + one + " iter_args(" + acc + " = " +
-           in + ") -> (" + tt + ") {");
+    e.line(r + " = scf.for " + iv + " = " + zero + " to " + ext[l] + " step " + one + " iter_args(" + acc + " = " + in +
+           ") -> (" + tt + ") {");
     ivs.push_back(iv);
     e.indent([&] { e.line("scf.yield " + level(l + 1, acc) + " : " + tt); });
     ivs.pop_back();
@@ -532,7 +536,8 @@ Scalar scatter_combine(Body& b, const std::string& mode, const Scalar& a, const 
   }
   bool is_max = mode == "max";
   if (!is_float(t)) {
-    const char* name = is_signed_int(t) ? (is_max ? "arith.maxsi" : "arith.minsi") : (is_max ? "arith.maxui" : "arith.minui");
+    const char* name =
+        is_signed_int(t) ? (is_max ? "arith.maxsi" : "arith.minsi") : (is_max ? "arith.maxui" : "arith.minui");
     return b.bin(name, a, u);
   }
   // A NaN current value stays, a NaN update replaces; otherwise a > u ? a : u (max), a < u ? a : u (min), so a tie
@@ -723,8 +728,9 @@ Val permutation_by_network(Emitter& e, std::span<const Val> keys, size_t dim, bo
     Names dyn;
     for (size_t d = 0; d < ps.rank(); ++d)
       if (!ps[d].is_const()) dyn.push_back(d == dim ? iop(e, "arith.shli", one, levels) : e.extent(s[d]));
-    e.bind_symbol(name, {e.assign("tensor.empty(" + join(dyn) + ") : " + tensor_type(TensorType(DType::I64, ps))),
-                         TensorType(DType::I64, ps)},
+    e.bind_symbol(name,
+                  {e.assign("tensor.empty(" + join(dyn) + ") : " + tensor_type(TensorType(DType::I64, ps))),
+                   TensorType(DType::I64, ps)},
                   dim);
   }
   TensorType pt(DType::I64, ps);
@@ -756,8 +762,8 @@ Val permutation_by_network(Emitter& e, std::span<const Val> keys, size_t dim, bo
   e.indent([&] {
     std::string kv = iop(e, "arith.shli", one, p);
     std::string inner = e.fresh(), q = e.fresh("%i"), qin = e.fresh("%t");
-    e.line(inner + " = scf.for " + q + " = " + zero + " to " + p + " step " + one + " iter_args(" + qin + " = " +
-           pin + ") -> (" + tt + ") {");
+    e.line(inner + " = scf.for " + q + " = " + zero + " to " + p + " step " + one + " iter_args(" + qin + " = " + pin +
+           ") -> (" + tt + ") {");
     e.indent([&] {
       std::string jv = iop(e, "arith.shli", one, iop(e, "arith.subi", iop(e, "arith.subi", p, q), one));
       Val src{qin, pt};
@@ -779,8 +785,8 @@ Val permutation_by_network(Emitter& e, std::span<const Val> keys, size_t dim, bo
       });
       // Copied back into the carried tensor: one-shot bufferization wants each yield to be its iteration
       // argument, and the pass cannot run in place (it reads partners it would overwrite).
-      std::string back = e.assign("linalg.copy ins(" + next.name + " : " + tt + ") outs(" + qin + " : " + tt +
-                                  ") -> " + tt);
+      std::string back =
+          e.assign("linalg.copy ins(" + next.name + " : " + tt + ") outs(" + qin + " : " + tt + ") -> " + tt);
       e.line("scf.yield " + back + " : " + tt);
     });
     e.line("}");
@@ -866,9 +872,7 @@ std::vector<Val> lower_searchsorted(Emitter& e, const Operation& op, std::span<c
     std::string r = em.fresh(), f = em.fresh("%f"), l = em.fresh("%l");
     em.line(r + ":2 = scf.while (" + f + " = " + zero + ", " + l + " = " + n +
             ") : (index, index) -> (index, index) {");
-    em.indent([&] {
-      em.line("scf.condition(" + icmp(em, "sgt", l, zero) + ") " + f + ", " + l + " : index, index");
-    });
+    em.indent([&] { em.line("scf.condition(" + icmp(em, "sgt", l, zero) + ") " + f + ", " + l + " : index, index"); });
     std::string f2 = em.fresh("%f"), l2 = em.fresh("%l");
     em.line("} do {");
     em.line("^bb0(" + f2 + ": index, " + l2 + ": index):");

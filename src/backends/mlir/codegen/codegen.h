@@ -25,9 +25,9 @@ struct CodegenOptions {
 };
 
 // The object code of `mlir_text` (a module of func/linalg/tensor/arith/math/scf ops whose
-// function @main takes and returns tensors) after the pass pipeline (pipeline_text()), with
-// one exported symbol `evoxc_entry(void** args)`: args[i] points at the memref descriptor of
-// input i, then of output i (outputs are written in place: results become out-parameters).
+// function @main takes the inputs as tensors and the outputs as memrefs to fill) after the pass pipeline
+// (pipeline_text()), with one exported symbol `evoxc_entry(void** args)`: args[i] points at the memref descriptor of
+// input i, then of output i (outputs are written in place).
 // BackendError with MLIR's diagnostics when the text does not parse, verify or lower.
 std::string compile_to_object(const std::string& mlir_text, const CodegenOptions& options);
 

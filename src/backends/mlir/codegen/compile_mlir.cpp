@@ -1,4 +1,5 @@
-// MLIR text -> host object code: parse, the pass pipeline (fusion, bufferization, loops, polynomial math, LLVM), LLVM's optimiser, machine code.
+// MLIR text -> host object code: parse, the pass pipeline (fusion, bufferization, loops, polynomial math, LLVM), LLVM's
+// optimiser, machine code.
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -6,11 +7,15 @@
 #include "backends/mlir/codegen/codegen.h"
 #include "evoxc/core/error.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/SystemLibraries.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -19,7 +24,6 @@
 #include "llvm/TargetParser/Host.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -52,21 +56,38 @@ struct PolynomialMath : mlir::PassWrapper<PolynomialMath, mlir::OperationPass<>>
   llvm::StringRef getArgument() const override { return "evoxc-polynomial-math"; }
   void runOnOperation() override {
     mlir::RewritePatternSet patterns(&getContext());
-    mlir::populateMathPolynomialApproximationPatterns(patterns);
+    // Not sin/cos/tan/exp/log/pow: those vectorise through the vector-math library (1 ULP over
+    // the whole range; MLIR's sin/cos approximations lose accuracy from |x| ~ 100 on).
+    static const llvm::StringSet<> kApproximated = {"math.tanh",  "math.erf",  "math.erfc", "math.expm1",
+                                                    "math.log1p", "math.log2", "math.atan", "math.atan2",
+                                                    "math.asin",  "math.acos", "math.cbrt", "math.rsqrt"};
+    mlir::populateMathF32ExpansionPatterns(patterns, [](llvm::StringRef) { return true; });
+    mlir::populateMathPolynomialApproximationPatterns(
+        patterns, [](llvm::StringRef name) { return kApproximated.contains(name); });
     if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
   }
 };
 
 // The pipeline, as MLIR's textual pass list, in two halves around PolynomialMath (not a registered
-// pass upstream). Elementwise chains fuse into one loop nest; bufferization writes results into the
-// caller's buffers (out-parameters); with threads > 1 the outer parallel loops are split into
+// pass upstream). Elementwise chains fuse into one loop nest; empty-tensor elimination lets the
+// ops producing results write straight into the caller's output buffers (before CSE, which would
+// merge equal tensor.empty/fill inits of two results into one, and both would then write the
+// first output); with threads > 1 the outer parallel loops are split into
 // blocks run by MLIR's async runtime (loops shorter than min-task-size stay inline).
-std::string to_loops(const CodegenOptions& o) {
+// Above this many ops, bufferization copies before every in-place write instead of analysing which
+// writes may happen in place: One-Shot Bufferize's analysis (and empty-tensor elimination, which
+// runs it) grows faster than quadratically with the ops of a function (a merged 500-program
+// population of ~60k ops did not finish in minutes; copy-before-write takes 0.3 s), and the copies
+// it adds are cheap where programs are that many and small.
+constexpr int64_t kInPlaceAnalysisLimit = 20000;
+
+std::string to_loops(const CodegenOptions& o, bool analyse = true) {
   std::string s =
-      "linalg-fuse-elementwise-ops,canonicalize,cse,"
+      std::string("linalg-fuse-elementwise-ops,") + (analyse ? "eliminate-empty-tensors," : "") + "canonicalize,cse," +
       "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
-      "allow-return-allocs-from-loops},"
-      "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
+      "allow-return-allocs-from-loops" +
+      (analyse ? "" : " copy-before-write") +
+      "},"
       "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
       "bufferization-lower-deallocations,";
   if (o.threads > 1) {
@@ -79,7 +100,8 @@ std::string to_loops(const CodegenOptions& o) {
   return s + "canonicalize,cse";
 }
 const char* kToLLVM =
-    "arith-expand,convert-async-to-llvm,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    // (no arith-expand: its maximumf/minimumf expansion ignores the sign of zero)
+    "convert-async-to-llvm,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "finalize-memref-to-llvm,"
     // math-to-llvm first: the approximations' math.fma must become the FMA intrinsic, not libm's fmaf
     "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
@@ -117,8 +139,10 @@ mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& te
       if (op->getAttrOfType<mlir::arith::FastMathFlagsAttr>("fastmath")) op->setAttr("fastmath", none);
     });
   }
+  int64_t ops = 0;
+  module->walk([&](mlir::Operation*) { ++ops; });
   mlir::PassManager pm(&c.ctx);
-  if (mlir::failed(mlir::parsePassPipeline(to_loops(options), pm)))
+  if (mlir::failed(mlir::parsePassPipeline(to_loops(options, ops <= kInPlaceAnalysisLimit), pm)))
     throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
   if (to_llvm) {
     pm.addPass(std::make_unique<PolynomialMath>());
@@ -146,6 +170,29 @@ void add_entry(llvm::Module& m) {
   }
   b.CreateCall(f, args);
   b.CreateRetVoid();
+}
+
+// LLVM's pipeline at the opt level, with glibc's vector-math names (libmvec's _ZGV* ABI) as the
+// vector library: the loop vectoriser turns sin/cos/tan/exp/log/pow calls into 4/8/16-lane calls,
+// which the loader binds to SLEEF's GNU-ABI build (1-ULP, the interpreter's own kernels).
+void optimise(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  llvm::TargetLibraryInfoImpl tlii(m.getTargetTriple(), llvm::VectorLibrary::LIBMVEC);
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  static const llvm::OptimizationLevel kLevels[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+                                                    llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::ModulePassManager mpm = opt_level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
+                                               : pb.buildPerModuleDefaultPipeline(kLevels[opt_level]);
+  mpm.run(m, mam);
 }
 
 }  // namespace
@@ -198,13 +245,7 @@ std::string compile_to_object(const std::string& mlir_text, const CodegenOptions
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(triple);
 
-  auto optimise = mlir::makeOptimizingTransformer(static_cast<unsigned>(options.opt_level), 0, tm.get());
-  if (llvm::Error e = optimise(m.get())) {
-    std::string msg;
-    llvm::raw_string_ostream os(msg);
-    os << e;
-    throw BackendError("mlir: LLVM's optimiser failed: " + msg);
-  }
+  optimise(*m, *tm, options.opt_level);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager emit;

@@ -17,6 +17,9 @@
 #ifndef EVOXC_MLIR_RUNTIME_LIB
 #error "EVOXC_MLIR_RUNTIME_LIB (libmlir_c_runner_utils.so) must be defined by the build"
 #endif
+#ifndef EVOXC_SLEEF_GNUABI_LIB
+#error "EVOXC_SLEEF_GNUABI_LIB (libsleefgnuabi.so) must be defined by the build"
+#endif
 #ifndef EVOXC_MLIR_ASYNC_RUNTIME_LIB
 #error "EVOXC_MLIR_ASYNC_RUNTIME_LIB (libmlir_async_runtime.so) must be defined by the build"
 #endif
@@ -102,6 +105,11 @@ class OrcObject final : public LoadedObject {
     auto& lib = jit_->getMainJITDylib();
     // malloc/free and libm from this process; memrefCopy from MLIR's small C runtime; the async
     // runtime (thread pool) for programs compiled with threads > 1.
+    // SLEEF's GNU-ABI vector math first, so vectorised calls bind to it and not to glibc's
+    // libmvec should the process have that loaded.
+    auto sleef = llvm::orc::DynamicLibrarySearchGenerator::Load(EVOXC_SLEEF_GNUABI_LIB, dl.getGlobalPrefix());
+    if (!sleef) throw BackendError("mlir: cannot load " EVOXC_SLEEF_GNUABI_LIB ": " + message(sleef.takeError()));
+    lib.addGenerator(std::move(*sleef));
     auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(dl.getGlobalPrefix());
     if (!process) throw BackendError("mlir: " + message(process.takeError()));
     lib.addGenerator(std::move(*process));
