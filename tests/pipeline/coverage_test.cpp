@@ -55,6 +55,10 @@ TEST(Coverage, InterpColumnIsTheKernelTable) {
 }
 
 TEST(Coverage, CommittedOpsMarkdownIsCurrent) {
+#ifndef EVOXC_HAS_MLIR
+  GTEST_SKIP() << "docs/ops.md is the full build's table, with the mlir backend's column; this build has no mlir "
+                  "backend (-DEVOXC_MLIR=OFF)";
+#endif
   std::string path = EVOXC_TEST_DATA_DIR "/../../docs/ops.md";
   std::ifstream in(path, std::ios::binary);
   ASSERT_TRUE(in) << "cannot read " << path << "; regenerate it with `build/bin/evoxc ops --markdown > docs/ops.md`";
