@@ -3,7 +3,6 @@
 
 #include <cstdlib>
 #include <mutex>
-
 #include <nlohmann/json.hpp>
 
 #include "evoxc/core/error.h"
@@ -119,7 +118,8 @@ LoweredProgram LoweredProgram::load(const std::string& path) {
     throw fail(std::string("a malformed '// evoxc-lowered' line: ") + e.what());
   }
   if (text_bytes > at + 1) throw fail("the text is shorter than its recorded length (truncated)");
-  if (!find_backend(backend)) throw fail("it was lowered for backend '" + backend + "', which this build does not have");
+  if (!find_backend(backend))
+    throw fail("it was lowered for backend '" + backend + "', which this build does not have");
   Graph graph = Graph::from_json(std::string_view(data).substr(meta_end + 2));
   verify(graph);
   // The text is compiled as written: an edited .mlir file is the user's program for that backend.

@@ -103,6 +103,9 @@ class MlirExecutable final : public ExecutableImpl {
       for (const DimExpr& d : t.shape) dynamic = dynamic || !d.is_const();
       dynamic_ = dynamic_ || dynamic;
     }
+    // Static programs compare the caller's outputs with shapes decided here, not built per call.
+    if (!dynamic_)
+      for (size_t j = num_inputs_; j < types_.size(); ++j) static_shapes_.push_back(static_shape(types_[j]));
   }
 
   void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const override {
@@ -112,14 +115,15 @@ class MlirExecutable final : public ExecutableImpl {
     for (size_t i = 0; i < num_inputs_; ++i) check_input(i, inputs[i], bindings);
     for (size_t j = 0; j < outputs.size(); ++j) {
       const TensorType& t = types_[num_inputs_ + j];
-      std::vector<int64_t> shape = dynamic_ ? t.shape.evaluate(bindings) : static_shape(t);
+      std::vector<int64_t> evaluated = dynamic_ ? t.shape.evaluate(bindings) : std::vector<int64_t>();
+      const std::vector<int64_t>& shape = dynamic_ ? evaluated : static_shapes_[j];
       Tensor& o = outputs[j];
       if (o.defined() && o.dtype() == t.dtype && o.shape() == shape) continue;
       if (o.defined() && o.dtype() != t.dtype)
         throw ValidationError("mlir: output [" + std::to_string(j) + "]: the caller's tensor has dtype " +
                               std::string(dtype_name(o.dtype())) + ", the program gives " +
                               std::string(dtype_name(t.dtype)));
-      o = Tensor::empty(std::move(shape), t.dtype);
+      o = Tensor::empty(shape, t.dtype);
     }
     // Descriptors on the stack for the usual sizes: no allocation for static programs.
     std::array<int64_t, 256> small{};
@@ -185,6 +189,7 @@ class MlirExecutable final : public ExecutableImpl {
   size_t num_inputs_ = 0;
   Layout layout_;
   bool dynamic_ = false;
+  std::vector<std::vector<int64_t>> static_shapes_;  // the outputs' shapes when no extent is symbolic
 };
 
 Capabilities mlir_capabilities() {
