@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backends/interp/graph_codec.h"
+#include "backends/mlir/async_runtime.h"
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
 #include "evoxc/core/error.h"
@@ -251,7 +252,8 @@ class MlirBackend final : public Backend {
     const std::string& p = artifact.payload();
     uint64_t n = 0;
     std::memcpy(&n, p.data(), sizeof n);
-    auto object = mlir_codegen::LoadedObject::load(p.substr(sizeof n + n));
+    auto object = mlir_codegen::LoadedObject::load(p.substr(sizeof n + n), mlir_backend::async_runtime::symbols(),
+                                                   mlir_backend::async_runtime::quiesce);
     return Executable(name(), device, artifact.graph(), std::make_shared<MlirExecutable>(artifact.graph(), object));
   }
 

@@ -2,8 +2,10 @@
 // Only codegen/*.cpp include MLIR or LLVM headers (each costs ~20 s and over 1 GB to compile).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace evoxc::mlir_codegen {
 
@@ -18,10 +20,10 @@ HostTarget host_target();
 struct CodegenOptions {
   int opt_level = 2;  // 0..3: LLVM's pipeline; >= 2 also lets float reductions reassociate
   bool reassociate_reductions = false;
-  // > 1: outer parallel loops of at least min_task_size iterations are split over this many
-  // workers of MLIR's async runtime (its thread pool); 1: one thread, no runtime calls.
+  // > 1: outer parallel loops are split over this many workers of MLIR's async runtime (its thread
+  // pool) in blocks of at least min_work innermost iterations; 1: one thread, no runtime calls.
   int threads = 1;
-  int min_task_size = 32768;
+  int64_t min_work = 32768;
 };
 
 // The object code of `mlir_text` (a module of func/linalg/tensor/arith/math/scf ops whose
@@ -36,12 +38,22 @@ std::string pipeline_text(const CodegenOptions& options);
 // mlir_text after the pipeline up to (not including) the LLVM dialect: for inspection.
 std::string lower_to_loops(const std::string& mlir_text, const CodegenOptions& options);
 
+// A function of this process that compiled code calls by name (MLIR's C runtime ABIs).
+struct RuntimeSymbol {
+  const char* name;
+  void* address;
+};
+
 // Object code linked into this process by an in-process JIT linker (no recompilation).
 class LoadedObject {
  public:
   using Entry = void (*)(void** args);
+  // Symbols the object may call are looked up in `runtime` first, then SLEEF's vector math, this
+  // process and MLIR's C runner utilities. When the object calls MLIR's async runtime,
+  // `before_unload` runs before its code is freed (it must wait until no worker is inside it).
   // PersistenceError when the object does not link (a corrupted payload).
-  static std::shared_ptr<const LoadedObject> load(const std::string& object);
+  static std::shared_ptr<const LoadedObject> load(const std::string& object, const std::vector<RuntimeSymbol>& runtime,
+                                                  void (*before_unload)());
   virtual ~LoadedObject() = default;
   Entry entry() const { return entry_; }
 

@@ -23,6 +23,8 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Async/Transforms.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -68,12 +70,65 @@ struct PolynomialMath : mlir::PassWrapper<PolynomialMath, mlir::OperationPass<>>
   }
 };
 
-// The pipeline, as MLIR's textual pass list, in two halves around PolynomialMath (not a registered
-// pass upstream). Elementwise chains fuse into one loop nest; empty-tensor elimination lets the
+// Splits outer parallel loops into blocks run by MLIR's async runtime (upstream async-parallel-for)
+// with the smallest block sized by work, not iterations: the block holds at least `min_work`
+// innermost iterations, counting the sequential loops nested in the body at run time. (Upstream's
+// pass takes a constant iteration count, so a 1024-row reduction over 1024 columns stayed on one
+// thread while a 32k-element elementwise loop was split.) The caller submits the blocks one by one
+// and runs the first itself (sequential dispatch): with a pool of cores - 1 workers and a caller
+// that helps while it waits, recursive splitting only adds coroutines.
+struct ParallelFor : mlir::PassWrapper<ParallelFor, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ParallelFor)
+  ParallelFor(int workers, int64_t min_work) : workers(workers), min_work(min_work) {}
+  llvm::StringRef getArgument() const override { return "evoxc-parallel-for"; }
+  void runOnOperation() override {
+    mlir::RewritePatternSet patterns(&getContext());
+    mlir::async::populateAsyncParallelForPatterns(
+        patterns, /*asyncDispatch=*/false, workers, [this](mlir::ImplicitLocOpBuilder b, mlir::scf::ParallelOp loop) {
+          mlir::Value work = body_work(b, loop, loop.getRegion());
+          mlir::Value one = b.create<mlir::arith::ConstantIndexOp>(1);
+          mlir::Value size = b.create<mlir::arith::CeilDivSIOp>(b.create<mlir::arith::ConstantIndexOp>(min_work), work);
+          return b.create<mlir::arith::MaxSIOp>(size, one).getResult();
+        });
+    llvm::DenseSet<mlir::Operation*> before;
+    for (auto f : getOperation().getOps<mlir::func::FuncOp>()) before.insert(f);
+    if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
+    // The block functions stay out of line: inlined into the coroutine that runs a block, their
+    // loops read the buffer pointers back from the coroutine frame on every iteration (the frame
+    // might alias the stores) and stay scalar, 5x slower.
+    mlir::Builder b(&getContext());
+    for (auto f : getOperation().getOps<mlir::func::FuncOp>())
+      if (!before.contains(f)) f->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  }
+  // Innermost iterations of one iteration of `region`: 1 plus, for each sequential loop in it, its trip
+  // count times its body's work. A trip count computed inside the parallel loop counts as 1.
+  static mlir::Value body_work(mlir::ImplicitLocOpBuilder& b, mlir::scf::ParallelOp loop, mlir::Region& region) {
+    mlir::Value total = b.create<mlir::arith::ConstantIndexOp>(1);
+    region.walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation* op) {
+      auto inner = llvm::dyn_cast<mlir::scf::ForOp>(op);
+      if (!inner) return mlir::WalkResult::advance();
+      auto outside = [&](mlir::Value v) { return !loop->isAncestor(v.getParentRegion()->getParentOp()); };
+      mlir::Value trip = b.create<mlir::arith::ConstantIndexOp>(1);
+      if (inner.getLowerBound().getType().isIndex() && outside(inner.getLowerBound()) &&
+          outside(inner.getUpperBound()) && outside(inner.getStep())) {
+        mlir::Value span = b.create<mlir::arith::SubIOp>(inner.getUpperBound(), inner.getLowerBound());
+        trip = b.create<mlir::arith::MaxSIOp>(b.create<mlir::arith::CeilDivSIOp>(span, inner.getStep()), trip);
+      }
+      total = b.create<mlir::arith::AddIOp>(total,
+                                            b.create<mlir::arith::MulIOp>(trip, body_work(b, loop, inner.getRegion())));
+      return mlir::WalkResult::skip();
+    });
+    return total;
+  }
+  int workers;
+  int64_t min_work;
+};
+
+// The pipeline, as MLIR's textual pass lists around ParallelFor and PolynomialMath (not registered
+// upstream). Elementwise chains fuse into one loop nest; empty-tensor elimination lets the
 // ops producing results write straight into the caller's output buffers (before CSE, which would
 // merge equal tensor.empty/fill inits of two results into one, and both would then write the
-// first output); with threads > 1 the outer parallel loops are split into
-// blocks run by MLIR's async runtime (loops shorter than min-task-size stay inline).
+// first output); with threads > 1 ParallelFor splits the outer parallel loops.
 // Above this many ops, bufferization copies before every in-place write instead of analysing which
 // writes may happen in place: One-Shot Bufferize's analysis (and empty-tensor elimination, which
 // runs it) grows faster than quadratically with the ops of a function (a merged 500-program
@@ -81,24 +136,21 @@ struct PolynomialMath : mlir::PassWrapper<PolynomialMath, mlir::OperationPass<>>
 // it adds are cheap where programs are that many and small.
 constexpr int64_t kInPlaceAnalysisLimit = 20000;
 
-std::string to_loops(const CodegenOptions& o, bool analyse = true) {
-  std::string s =
-      std::string("linalg-fuse-elementwise-ops,") + (analyse ? "eliminate-empty-tensors," : "") + "canonicalize,cse," +
-      "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
-      "allow-return-allocs-from-loops" +
-      (analyse ? "" : " copy-before-write") +
-      "},"
-      "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
-      "bufferization-lower-deallocations,";
-  if (o.threads > 1) {
-    s += "convert-linalg-to-parallel-loops,canonicalize,cse,async-parallel-for{num-workers=" +
-         std::to_string(o.threads) + " min-task-size=" + std::to_string(o.min_task_size) +
-         "},async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,";
-  } else {
-    s += "convert-linalg-to-loops,";
-  }
-  return s + "canonicalize,cse";
+std::string to_buffers(bool analyse) {
+  return std::string("linalg-fuse-elementwise-ops,") + (analyse ? "eliminate-empty-tensors," : "") +
+         "canonicalize,cse,"
+         "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map "
+         "allow-return-allocs-from-loops" +
+         (analyse ? "" : " copy-before-write") +
+         "},"
+         "ownership-based-buffer-deallocation,canonicalize,buffer-deallocation-simplification,"
+         "bufferization-lower-deallocations";
 }
+// With threads > 1 ParallelFor runs between the two halves.
+const char* kParallelLoops = "convert-linalg-to-parallel-loops,canonicalize,cse";
+const char* kAsyncRuntime =
+    "async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,canonicalize,cse";
+const char* kSequentialLoops = "convert-linalg-to-loops,canonicalize,cse";
 const char* kToLLVM =
     // (no arith-expand: its maximumf/minimumf expansion ignores the sign of zero)
     "convert-async-to-llvm,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
@@ -142,12 +194,21 @@ mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& te
   int64_t ops = 0;
   module->walk([&](mlir::Operation*) { ++ops; });
   mlir::PassManager pm(&c.ctx);
-  if (mlir::failed(mlir::parsePassPipeline(to_loops(options, ops <= kInPlaceAnalysisLimit), pm)))
-    throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
+  auto add = [&](const std::string& pipeline) {
+    if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
+      throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
+  };
+  add(to_buffers(ops <= kInPlaceAnalysisLimit));
+  if (options.threads > 1) {
+    add(kParallelLoops);
+    pm.addPass(std::make_unique<ParallelFor>(options.threads, options.min_work));
+    add(kAsyncRuntime);
+  } else {
+    add(kSequentialLoops);
+  }
   if (to_llvm) {
     pm.addPass(std::make_unique<PolynomialMath>());
-    if (mlir::failed(mlir::parsePassPipeline(kToLLVM, pm)))
-      throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
+    add(kToLLVM);
   }
   if (mlir::failed(pm.run(*module))) throw BackendError("mlir: the pass pipeline failed:\n" + diagnostics);
   return module;
@@ -210,7 +271,11 @@ HostTarget host_target() {
 }
 
 std::string pipeline_text(const CodegenOptions& options) {
-  return "builtin.module(" + to_loops(options) + ",evoxc-polynomial-math," + kToLLVM + "), then LLVM -O" +
+  std::string loops = options.threads > 1 ? std::string(kParallelLoops) +
+                                                ",evoxc-parallel-for{workers=" + std::to_string(options.threads) +
+                                                " min-work=" + std::to_string(options.min_work) + "}," + kAsyncRuntime
+                                          : std::string(kSequentialLoops);
+  return "builtin.module(" + to_buffers(true) + "," + loops + ",evoxc-polynomial-math," + kToLLVM + "), then LLVM -O" +
          std::to_string(options.opt_level) + (options.reassociate_reductions ? " (reductions reassociate)" : "");
 }
 

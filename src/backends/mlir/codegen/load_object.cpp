@@ -1,8 +1,6 @@
 // Object code -> callable entry in this process, through LLVM ORC's JIT linker (links, never recompiles).
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "backends/mlir/codegen/codegen.h"
@@ -20,9 +18,6 @@
 #ifndef EVOXC_SLEEF_GNUABI_LIB
 #error "EVOXC_SLEEF_GNUABI_LIB (libsleefgnuabi.so) must be defined by the build"
 #endif
-#ifndef EVOXC_MLIR_ASYNC_RUNTIME_LIB
-#error "EVOXC_MLIR_ASYNC_RUNTIME_LIB (libmlir_async_runtime.so) must be defined by the build"
-#endif
 
 namespace evoxc::mlir_codegen {
 namespace {
@@ -34,64 +29,14 @@ std::string message(llvm::Error e) {
   return s;
 }
 
-// MLIR's async runtime (libmlir_async_runtime.so): its thread pool runs the blocks of parallel
-// loops. A worker finishes a block by emplacing its token and only then returns through the
-// block's JIT-compiled code, so the caller's await can return while a worker is still inside our
-// code. Before that code is freed, quiesce() occupies every worker of the pool with a task that
-// waits for the others: once all have arrived, none is in JIT code any more.
-class AsyncRuntime {
- public:
-  static const AsyncRuntime& get() {
-    static const AsyncRuntime r;
-    return r;
-  }
-  void quiesce() const {
-    struct Gate {
-      std::mutex m;
-      std::condition_variable cv;
-      int64_t arrived = 0, departed = 0;
-      bool open = false;
-    } gate;
-    int64_t n = workers_();
-    for (int64_t i = 0; i < n; ++i)
-      execute_(&gate, [](void* p) {
-        auto* g = static_cast<Gate*>(p);
-        std::unique_lock<std::mutex> lock(g->m);
-        ++g->arrived;
-        g->cv.notify_all();
-        g->cv.wait(lock, [&] { return g->open; });
-        ++g->departed;
-        g->cv.notify_all();
-      });
-    std::unique_lock<std::mutex> lock(gate.m);
-    gate.cv.wait(lock, [&] { return gate.arrived == n; });
-    gate.open = true;
-    gate.cv.notify_all();
-    gate.cv.wait(lock, [&] { return gate.departed == n; });
-  }
-
- private:
-  AsyncRuntime() {
-    std::string error;
-    auto lib = llvm::sys::DynamicLibrary::getPermanentLibrary(EVOXC_MLIR_ASYNC_RUNTIME_LIB, &error);
-    if (!lib.isValid()) throw BackendError("mlir: cannot load " EVOXC_MLIR_ASYNC_RUNTIME_LIB ": " + error);
-    execute_ = reinterpret_cast<void (*)(void*, void (*)(void*))>(lib.getAddressOfSymbol("mlirAsyncRuntimeExecute"));
-    workers_ = reinterpret_cast<int64_t (*)()>(lib.getAddressOfSymbol("mlirAsyncRuntimGetNumWorkerThreads"));
-    if (!execute_ || !workers_) throw BackendError("mlir: the async runtime lacks its entry points");
-  }
-  void (*execute_)(void*, void (*)(void*)) = nullptr;
-  int64_t (*workers_)() = nullptr;
-};
-
 class OrcObject final : public LoadedObject {
  public:
   ~OrcObject() override {
-    if (uses_async_) AsyncRuntime::get().quiesce();
+    if (before_unload_) before_unload_();
   }
-  explicit OrcObject(const std::string& object) {
+  OrcObject(const std::string& object, const std::vector<RuntimeSymbol>& runtime, void (*before_unload)()) {
     // The object's symbol table names the runtime entry when its code runs blocks on the pool.
-    uses_async_ = object.find("mlirAsyncRuntimeExecute") != std::string::npos;
-    if (uses_async_) AsyncRuntime::get();
+    if (object.find("mlirAsyncRuntimeExecute") != std::string::npos) before_unload_ = before_unload;
     static const bool initialised = [] {
       llvm::InitializeNativeTarget();
       llvm::InitializeNativeTargetAsmPrinter();
@@ -103,8 +48,13 @@ class OrcObject final : public LoadedObject {
     jit_ = std::move(*jit);
     const llvm::DataLayout& dl = jit_->getDataLayout();
     auto& lib = jit_->getMainJITDylib();
-    // malloc/free and libm from this process; memrefCopy from MLIR's small C runtime; the async
-    // runtime (thread pool) for programs compiled with threads > 1.
+    llvm::orc::SymbolMap table;
+    for (const RuntimeSymbol& r : runtime)
+      table[jit_->mangleAndIntern(r.name)] = {llvm::orc::ExecutorAddr::fromPtr(r.address),
+                                              llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+    if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(table))))
+      throw BackendError("mlir: cannot define the runtime symbols: " + message(std::move(e)));
+    // malloc/free and libm from this process; memrefCopy from MLIR's small C runtime.
     // SLEEF's GNU-ABI vector math first, so vectorised calls bind to it and not to glibc's
     // libmvec should the process have that loaded.
     auto sleef = llvm::orc::DynamicLibrarySearchGenerator::Load(EVOXC_SLEEF_GNUABI_LIB, dl.getGlobalPrefix());
@@ -113,12 +63,9 @@ class OrcObject final : public LoadedObject {
     auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(dl.getGlobalPrefix());
     if (!process) throw BackendError("mlir: " + message(process.takeError()));
     lib.addGenerator(std::move(*process));
-    auto runtime = llvm::orc::DynamicLibrarySearchGenerator::Load(EVOXC_MLIR_RUNTIME_LIB, dl.getGlobalPrefix());
-    if (!runtime) throw BackendError("mlir: cannot load " EVOXC_MLIR_RUNTIME_LIB ": " + message(runtime.takeError()));
-    lib.addGenerator(std::move(*runtime));
-    auto async = llvm::orc::DynamicLibrarySearchGenerator::Load(EVOXC_MLIR_ASYNC_RUNTIME_LIB, dl.getGlobalPrefix());
-    if (!async) throw BackendError("mlir: cannot load " EVOXC_MLIR_ASYNC_RUNTIME_LIB ": " + message(async.takeError()));
-    lib.addGenerator(std::move(*async));
+    auto utils = llvm::orc::DynamicLibrarySearchGenerator::Load(EVOXC_MLIR_RUNTIME_LIB, dl.getGlobalPrefix());
+    if (!utils) throw BackendError("mlir: cannot load " EVOXC_MLIR_RUNTIME_LIB ": " + message(utils.takeError()));
+    lib.addGenerator(std::move(*utils));
     if (llvm::Error e = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "evoxc-object")))
       throw PersistenceError("mlir: the object code does not link: " + message(std::move(e)));
     auto sym = jit_->lookup("evoxc_entry");
@@ -128,13 +75,15 @@ class OrcObject final : public LoadedObject {
 
  private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  bool uses_async_ = false;
+  void (*before_unload_)() = nullptr;
 };
 
 }  // namespace
 
-std::shared_ptr<const LoadedObject> LoadedObject::load(const std::string& object) {
-  return std::make_shared<OrcObject>(object);
+std::shared_ptr<const LoadedObject> LoadedObject::load(const std::string& object,
+                                                       const std::vector<RuntimeSymbol>& runtime,
+                                                       void (*before_unload)()) {
+  return std::make_shared<OrcObject>(object, runtime, before_unload);
 }
 
 }  // namespace evoxc::mlir_codegen
