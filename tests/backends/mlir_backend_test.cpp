@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "evoxc/evoxc.h"
 
@@ -170,6 +171,32 @@ TEST(MlirBackend, BadTextIsABackendErrorWithDiagnostics) {
   } catch (const BackendError& e) {
     EXPECT_NE(std::string(e.what()).find("does not parse"), std::string::npos) << e.what();
   }
+}
+
+// At O2 large loops run in blocks on the async runtime's pool: results equal the interpreter's while
+// two threads run and free executables at once (an executable's code is freed only once no worker
+// is still returning through it).
+TEST(MlirBackend, ParallelBlocksFromTwoThreadsWhileExecutablesAreFreed) {
+  REQUIRE_MLIR();
+  const int64_t rows = 512, cols = 1024;
+  Graph g = trace([](ST x) { return sum(tanh(x * x + x), Axes{1}); }, TensorSpec({rows, cols}, f32));
+  std::vector<float> x(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 101) / 50.0f - 1.0f;
+  std::vector<Tensor> in = {Tensor::from_vector(x, {rows, cols})};
+  std::vector<float> want = run_flat(load(compile(lower(g))), in);
+  CompiledArtifact a = compile(lower(g, "mlir"), CompileOptions{OptLevel(2), {}});
+  ASSERT_NE(a.options().find("threads="), std::string::npos);
+  auto work = [&] {
+    for (int round = 0; round < 20; ++round) {
+      Executable e = load(a);
+      std::vector<float> got = run_flat(e, in);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-3f + 1e-5f * std::abs(want[i])) << i;
+    }
+  };
+  std::thread other(work);
+  work();
+  other.join();
 }
 
 }  // namespace

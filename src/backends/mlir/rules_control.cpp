@@ -299,7 +299,7 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
 // one (static shapes: each a loop nest the compiler sees whole); many runs (a merged population whose rows
 // alternate variants) would make the module, and its compile time, grow with the runs, so they become one
 // scf.for over a constant table of runs with an scf.index_switch on the variant: the module grows with the
-// variants used, and each run still costs one loop nest and one copy into the result.
+// variants used, and each run costs one loop nest writing straight into its rows of the result.
 
 constexpr size_t kMaxUnrolledRuns = 8;
 
@@ -412,21 +412,22 @@ std::vector<Val> row_switch_rule(Emitter& e, const Operation& op, std::span<cons
       if (!bound) e.bind_symbol(lead.name(), args.back(), 0);
       bound = true;
     }
-    std::vector<TensorType> types;
-    for (const Val& a : args) types.push_back(a.type);
-    TensorType part_type = infer_result_types(get_op(variants[static_cast<size_t>(used[0])]), types, {})[0];
-    std::string part = e.fresh();
-    e.line(part + " = scf.index_switch " + variant + " -> " + tensor_type(part_type));
+    // Each case writes its rows into the result itself: the variant's result then lands in place
+    // (empty-tensor elimination turns its init into a slice of the result) instead of in a fresh
+    // buffer copied after the switch.
+    std::string next = e.fresh();
+    e.line(next + " = scf.index_switch " + variant + " -> " + tensor_type(rt));
     for (size_t c = 0; c < used.size(); ++c) {
       e.line(c + 1 < used.size() ? "case " + std::to_string(used[c]) + " {" : std::string("default {"));
       e.indent([&] {
         Val y = lower_variant(e, op, variants[static_cast<size_t>(used[c])], args);
-        yield(e, {&y, 1});
+        Val written = insert_rows(e, y, {it, rt}, start, count);
+        yield(e, {&written, 1});
       });
       e.line("}");
     }
-    Val next = insert_rows(e, {part, part_type}, {it, rt}, start, count);
-    yield(e, {&next, 1});
+    Val out{next, rt};
+    yield(e, {&out, 1});
   });
   e.line("}");
   return {{result, rt}};

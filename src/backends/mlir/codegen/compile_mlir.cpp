@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstrTypes.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -24,9 +25,10 @@
 #include "llvm/TargetParser/Host.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Async/Transforms.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -82,6 +84,18 @@ struct ParallelFor : mlir::PassWrapper<ParallelFor, mlir::OperationPass<mlir::Mo
   ParallelFor(int workers, int64_t min_work) : workers(workers), min_work(min_work) {}
   llvm::StringRef getArgument() const override { return "evoxc-parallel-for"; }
   void runOnOperation() override {
+    // Only loops run once per call split: a parallel loop inside a sequential or parallel loop
+    // (a row_switch run, a scan step, a per-row body) runs as plain loops, since dispatching it on
+    // every outer iteration costs more than its blocks gain (and the outlined blocks and
+    // coroutines multiply the code LLVM compiles).
+    llvm::SmallVector<mlir::scf::ParallelOp> inner;
+    getOperation().walk([&](mlir::scf::ParallelOp p) {
+      mlir::Operation* up = p->getParentOp();
+      while (up && !llvm::isa<mlir::scf::ForOp, mlir::scf::WhileOp, mlir::scf::ParallelOp>(up)) up = up->getParentOp();
+      if (up && p.getNumReductions() == 0) inner.push_back(p);
+    });
+    for (mlir::scf::ParallelOp p : inner) sequential(p);  // innermost first (post-order)
+
     mlir::RewritePatternSet patterns(&getContext());
     mlir::async::populateAsyncParallelForPatterns(
         patterns, /*asyncDispatch=*/false, workers, [this](mlir::ImplicitLocOpBuilder b, mlir::scf::ParallelOp loop) {
@@ -90,15 +104,18 @@ struct ParallelFor : mlir::PassWrapper<ParallelFor, mlir::OperationPass<mlir::Mo
           mlir::Value size = b.create<mlir::arith::CeilDivSIOp>(b.create<mlir::arith::ConstantIndexOp>(min_work), work);
           return b.create<mlir::arith::MaxSIOp>(size, one).getResult();
         });
-    llvm::DenseSet<mlir::Operation*> before;
-    for (auto f : getOperation().getOps<mlir::func::FuncOp>()) before.insert(f);
     if (mlir::failed(mlir::applyPatternsGreedily(getOperation(), std::move(patterns)))) signalPassFailure();
-    // The block functions stay out of line: inlined into the coroutine that runs a block, their
-    // loops read the buffer pointers back from the coroutine frame on every iteration (the frame
-    // might alias the stores) and stay scalar, 5x slower.
-    mlir::Builder b(&getContext());
-    for (auto f : getOperation().getOps<mlir::func::FuncOp>())
-      if (!before.contains(f)) f->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  }
+  // `p` (no reductions: linalg's loops carry none) as a nest of scf.for.
+  static void sequential(mlir::scf::ParallelOp p) {
+    mlir::OpBuilder b(p);
+    mlir::scf::buildLoopNest(b, p.getLoc(), p.getLowerBound(), p.getUpperBound(), p.getStep(),
+                             [&](mlir::OpBuilder& nb, mlir::Location, mlir::ValueRange ivs) {
+                               mlir::IRMapping map;
+                               map.map(p.getInductionVars(), ivs);
+                               for (mlir::Operation& op : p.getBody()->without_terminator()) nb.clone(op, map);
+                             });
+    p.erase();
   }
   // Innermost iterations of one iteration of `region`: 1 plus, for each sequential loop in it, its trip
   // count times its body's work. A trip count computed inside the parallel loop counts as 1.
@@ -233,6 +250,20 @@ void add_entry(llvm::Module& m) {
   b.CreateRetVoid();
 }
 
+// The calls a coroutine (an async task running a block of a parallel loop) makes to the module's own
+// functions stay calls: inlined there, a block's loops read the buffer pointers back from the
+// coroutine frame on every iteration (the frame might alias the stores) and stay scalar, 5x slower.
+void keep_blocks_out_of_coroutines(llvm::Module& m) {
+  for (llvm::Function& f : m) {
+    if (!f.isPresplitCoroutine()) continue;
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& i : bb)
+        if (auto* call = llvm::dyn_cast<llvm::CallBase>(&i))
+          if (llvm::Function* callee = call->getCalledFunction(); callee && !callee->isDeclaration())
+            call->setIsNoInline();
+  }
+}
+
 // LLVM's pipeline at the opt level, with glibc's vector-math names (libmvec's _ZGV* ABI) as the
 // vector library: the loop vectoriser turns sin/cos/tan/exp/log/pow calls into 4/8/16-lane calls,
 // which the loader binds to SLEEF's GNU-ABI build (1-ULP, the interpreter's own kernels).
@@ -243,6 +274,38 @@ void optimise(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb(&tm);
   llvm::TargetLibraryInfoImpl tlii(m.getTargetTriple(), llvm::VectorLibrary::LIBMVEC);
+  // LLVM's libmvec table stops at 256-bit variants; with AVX-512 the 512-bit ones (SLEEF has them,
+  // same 1-ULP accuracy) halve the calls.
+  if (tm.getTargetFeatureString().contains("+avx512f")) {
+    static const std::vector<llvm::VecDesc> kAvx512 = [] {
+      std::vector<llvm::VecDesc> v;
+      struct Fn {
+        const char *f32, *intrinsic32, *vec32, *f64, *intrinsic64, *vec64, *abi32, *abi64;
+      };
+      static const Fn kFns[] = {
+          {"sinf", "llvm.sin.f32", "_ZGVeN16v_sinf", "sin", "llvm.sin.f64", "_ZGVeN8v_sin", "_ZGV_LLVM_N16v",
+           "_ZGV_LLVM_N8v"},
+          {"cosf", "llvm.cos.f32", "_ZGVeN16v_cosf", "cos", "llvm.cos.f64", "_ZGVeN8v_cos", "_ZGV_LLVM_N16v",
+           "_ZGV_LLVM_N8v"},
+          {"tanf", "llvm.tan.f32", "_ZGVeN16v_tanf", "tan", "llvm.tan.f64", "_ZGVeN8v_tan", "_ZGV_LLVM_N16v",
+           "_ZGV_LLVM_N8v"},
+          {"expf", "llvm.exp.f32", "_ZGVeN16v_expf", "exp", "llvm.exp.f64", "_ZGVeN8v_exp", "_ZGV_LLVM_N16v",
+           "_ZGV_LLVM_N8v"},
+          {"logf", "llvm.log.f32", "_ZGVeN16v_logf", "log", "llvm.log.f64", "_ZGVeN8v_log", "_ZGV_LLVM_N16v",
+           "_ZGV_LLVM_N8v"},
+          {"powf", "llvm.pow.f32", "_ZGVeN16vv_powf", "pow", "llvm.pow.f64", "_ZGVeN8vv_pow", "_ZGV_LLVM_N16vv",
+           "_ZGV_LLVM_N8vv"},
+      };
+      for (const Fn& f : kFns) {
+        for (const char* name : {f.f32, f.intrinsic32})
+          v.emplace_back(name, f.vec32, llvm::ElementCount::getFixed(16), false, f.abi32, std::nullopt);
+        for (const char* name : {f.f64, f.intrinsic64})
+          v.emplace_back(name, f.vec64, llvm::ElementCount::getFixed(8), false, f.abi64, std::nullopt);
+      }
+      return v;
+    }();
+    tlii.addVectorizableFunctions(kAvx512);
+  }
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
@@ -295,6 +358,7 @@ std::string compile_to_object(const std::string& mlir_text, const CodegenOptions
   std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(*module, llvm_ctx, "evoxc");
   if (!m) throw BackendError("mlir: translation to LLVM IR failed");
   add_entry(*m);
+  keep_blocks_out_of_coroutines(*m);
 
   HostTarget host = host_target();
   std::string error;
