@@ -1,6 +1,7 @@
 // MLIR text -> host object code: parse, the pass pipeline (fusion, bufferization, loops, polynomial math, LLVM), LLVM's
 // optimiser, machine code.
 #include <algorithm>
+#include <deque>
 #include <mutex>
 #include <string>
 
@@ -278,29 +279,18 @@ void optimise(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   // same 1-ULP accuracy) halve the calls.
   if (tm.getTargetFeatureString().contains("+avx512f")) {
     static const std::vector<llvm::VecDesc> kAvx512 = [] {
+      static std::deque<std::string> names;  // VecDesc holds StringRefs
+      auto keep = [](std::string n) -> llvm::StringRef { return names.emplace_back(std::move(n)); };
       std::vector<llvm::VecDesc> v;
-      struct Fn {
-        const char *f32, *intrinsic32, *vec32, *f64, *intrinsic64, *vec64, *abi32, *abi64;
-      };
-      static const Fn kFns[] = {
-          {"sinf", "llvm.sin.f32", "_ZGVeN16v_sinf", "sin", "llvm.sin.f64", "_ZGVeN8v_sin", "_ZGV_LLVM_N16v",
-           "_ZGV_LLVM_N8v"},
-          {"cosf", "llvm.cos.f32", "_ZGVeN16v_cosf", "cos", "llvm.cos.f64", "_ZGVeN8v_cos", "_ZGV_LLVM_N16v",
-           "_ZGV_LLVM_N8v"},
-          {"tanf", "llvm.tan.f32", "_ZGVeN16v_tanf", "tan", "llvm.tan.f64", "_ZGVeN8v_tan", "_ZGV_LLVM_N16v",
-           "_ZGV_LLVM_N8v"},
-          {"expf", "llvm.exp.f32", "_ZGVeN16v_expf", "exp", "llvm.exp.f64", "_ZGVeN8v_exp", "_ZGV_LLVM_N16v",
-           "_ZGV_LLVM_N8v"},
-          {"logf", "llvm.log.f32", "_ZGVeN16v_logf", "log", "llvm.log.f64", "_ZGVeN8v_log", "_ZGV_LLVM_N16v",
-           "_ZGV_LLVM_N8v"},
-          {"powf", "llvm.pow.f32", "_ZGVeN16vv_powf", "pow", "llvm.pow.f64", "_ZGVeN8vv_pow", "_ZGV_LLVM_N16vv",
-           "_ZGV_LLVM_N8vv"},
-      };
-      for (const Fn& f : kFns) {
-        for (const char* name : {f.f32, f.intrinsic32})
-          v.emplace_back(name, f.vec32, llvm::ElementCount::getFixed(16), false, f.abi32, std::nullopt);
-        for (const char* name : {f.f64, f.intrinsic64})
-          v.emplace_back(name, f.vec64, llvm::ElementCount::getFixed(8), false, f.abi64, std::nullopt);
+      for (auto [fn, args] :
+           {std::pair{"sin", "v"}, {"cos", "v"}, {"tan", "v"}, {"exp", "v"}, {"log", "v"}, {"pow", "vv"}}) {
+        for (auto [suffix, lanes, type] : {std::tuple{"f", 16, "f32"}, {"", 8, "f64"}}) {
+          std::string width = std::to_string(lanes);
+          llvm::StringRef vec = keep("_ZGVeN" + width + args + "_" + fn + suffix);
+          llvm::StringRef abi = keep("_ZGV_LLVM_N" + width + args);
+          for (std::string scalar : {std::string(fn) + suffix, "llvm." + std::string(fn) + "." + type})
+            v.emplace_back(keep(scalar), vec, llvm::ElementCount::getFixed(lanes), false, abi, std::nullopt);
+        }
       }
       return v;
     }();
