@@ -23,11 +23,23 @@ class BlockCache {
   static constexpr size_t kMinBytes = size_t{1} << 16;    // smaller blocks: malloc's own bins serve well
   static constexpr size_t kMaxBytes = size_t{256} << 20;  // what the cache may hold in all
   static constexpr size_t kPage = 4096;
+  // Under AddressSanitizer every block goes back to malloc, so a use after free is still caught.
+#if defined(__SANITIZE_ADDRESS__)
+  static constexpr bool kEnabled = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  static constexpr bool kEnabled = false;
+#else
+  static constexpr bool kEnabled = true;
+#endif
+#else
+  static constexpr bool kEnabled = true;
+#endif
 
   static size_t rounded(size_t n) { return n < kMinBytes ? n : (n + kPage - 1) / kPage * kPage; }
 
   void* take(size_t n) {
-    if (n < kMinBytes) return nullptr;
+    if (n < kMinBytes || !kEnabled) return nullptr;
     std::lock_guard<std::mutex> lock(mu_);
     auto it = free_.find(n);
     if (it == free_.end()) return nullptr;
@@ -37,7 +49,7 @@ class BlockCache {
     return p;
   }
   void give(void* p, size_t n) {
-    if (n >= kMinBytes) {
+    if (n >= kMinBytes && kEnabled) {
       std::lock_guard<std::mutex> lock(mu_);
       if (held_ + n <= kMaxBytes) {
         free_.emplace(n, p);
