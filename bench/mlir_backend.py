@@ -60,12 +60,19 @@ def kernels(batch_s, reps):
     a = rng.random(1 << 20, dtype=np.float32) - 0.5
     b = rng.random(1 << 20, dtype=np.float32) - 0.5
     m = rng.random((1024, 1024), dtype=np.float32) - 0.5
+    p = rng.random((512, 512), dtype=np.float32) - 0.5
+    q = rng.random((512, 512), dtype=np.float32) - 0.5
     rows = {}
+    # name: (evoxc function, arrays, numpy reference, the same in torch, the same in jax.numpy)
     work = {
-        "tanh(a*b+a), 2^20 f32": (lambda x, y: evoxc.tanh(x * y + x), (a, b), lambda np_, x, y: np_.tanh(x * y + x)),
-        "sum(axis=1), 1024x1024 f32": (lambda x: evoxc.sum(x, axes=1), (m,), lambda np_, x: x.sum(1)),
+        "tanh(a*b+a), 2^20 f32": (lambda x, y: evoxc.tanh(x * y + x), (a, b), lambda np_, x, y: np_.tanh(x * y + x),
+                                  lambda t, x, y: t.tanh(x * y + x), lambda j, x, y: j.tanh(x * y + x)),
+        "sum(axis=1), 1024x1024 f32": (lambda x: evoxc.sum(x, axes=1), (m,), lambda np_, x: x.sum(1),
+                                       lambda t, x: x.sum(dim=1), lambda j, x: x.sum(axis=1)),
+        "matmul, 512x512 f32": (lambda x, y: evoxc.matmul(x, y), (p, q), lambda np_, x, y: x @ y,
+                                lambda t, x, y: x @ y, lambda j, x, y: x @ y),
     }
-    for name, (fn, arrays, ref) in work.items():
+    for name, (fn, arrays, ref, torch_fn, jax_fn) in work.items():
         r = {}
         specs = [TensorSpec(x.shape, evoxc.float32) for x in arrays]
         ts = [evoxc.tensor(x) for x in arrays]
@@ -78,7 +85,8 @@ def kernels(batch_s, reps):
         try:
             import torch
             tt = [torch.from_numpy(x) for x in arrays]
-            tfn = (lambda x, y: torch.tanh(x * y + x)) if len(arrays) == 2 else (lambda x: x.sum(dim=1))
+            def tfn(*xs):
+                return torch_fn(torch, *xs)
             r["torch eager"] = time_call(lambda: tfn(*tt), batch_s, reps)
             cfn = torch.compile(tfn)
             r["torch.compile"] = time_call(lambda: cfn(*tt), batch_s, reps)
@@ -87,7 +95,7 @@ def kernels(batch_s, reps):
         try:
             import jax
             import jax.numpy as jnp
-            jfn = jax.jit((lambda x, y: jnp.tanh(x * y + x)) if len(arrays) == 2 else (lambda x: x.sum(axis=1)))
+            jfn = jax.jit(lambda *xs: jax_fn(jnp, *xs))
             ja = [jax.device_put(x) for x in arrays]
             r["jax.jit"] = time_call(lambda: jfn(*ja).block_until_ready(), batch_s, reps)
         except Exception as e:  # noqa: BLE001

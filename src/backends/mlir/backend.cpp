@@ -8,6 +8,7 @@
 
 #include "backends/interp/graph_codec.h"
 #include "backends/mlir/async_runtime.h"
+#include "backends/mlir/blas_runtime.h"
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
 #include "evoxc/core/error.h"
@@ -45,8 +46,20 @@ std::string write_module(const Graph& graph) {
            std::to_string(i) + " : (" + tensor_type(outs[i].type) + ", " + memref + ") -> ()");
   }
   if (sig.empty() && !outs_sig.empty()) outs_sig = outs_sig.substr(2);
-  return "module @evoxc {\n  func.func @main(" + sig + outs_sig + ") attributes {llvm.emit_c_interface} {\n" + body +
-         "    return\n  }\n}\n";
+  std::string decls;
+  for (const std::string& d : e.declarations()) decls += "  " + d + "\n";
+  return "module @evoxc {\n" + decls + "  func.func @main(" + sig + outs_sig +
+         ") attributes {llvm.emit_c_interface} {\n" + body + "    return\n  }\n}\n";
+}
+
+// Every function of this process compiled programs may call by name: the async runtime, BLAS.
+const std::vector<mlir_codegen::RuntimeSymbol>& runtime_symbols() {
+  static const std::vector<mlir_codegen::RuntimeSymbol> all = [] {
+    std::vector<mlir_codegen::RuntimeSymbol> v = async_runtime::symbols();
+    for (const auto& s : blas_runtime::symbols()) v.push_back(s);
+    return v;
+  }();
+  return all;
 }
 
 }  // namespace mlir_backend
@@ -252,7 +265,7 @@ class MlirBackend final : public Backend {
     const std::string& p = artifact.payload();
     uint64_t n = 0;
     std::memcpy(&n, p.data(), sizeof n);
-    auto object = mlir_codegen::LoadedObject::load(p.substr(sizeof n + n), mlir_backend::async_runtime::symbols(),
+    auto object = mlir_codegen::LoadedObject::load(p.substr(sizeof n + n), mlir_backend::runtime_symbols(),
                                                    mlir_backend::async_runtime::quiesce);
     return Executable(name(), device, artifact.graph(), std::make_shared<MlirExecutable>(artifact.graph(), object));
   }

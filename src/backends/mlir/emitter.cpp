@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/common/mlir_literals.h"
 #include "evoxc/core/half.h"
 #include "evoxc/ops/op_def.h"
 #include "evoxc/pipeline/pipeline.h"
@@ -44,33 +45,6 @@ std::string tensor_type(const TensorType& t) {
 }
 
 namespace {
-
-std::string hex_bytes(const void* data, size_t n) {
-  static const char* kDigits = "0123456789ABCDEF";
-  std::string s = "\"0x";
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    s += kDigits[p[i] >> 4];
-    s += kDigits[p[i] & 15];
-  }
-  return s + "\"";
-}
-
-// The value of evoxc's `full` for one element, computed by the interpreter (so splats convert
-// exactly as the op does).
-Tensor full_scalar(const Attribute& value, DType t) {
-  auto module = std::make_shared<Module>();
-  Function& f = module->add_function("main");
-  Operation* op = f.entry().append(get_op("full"), {}, {TensorType(t, Shape{})},
-                                   {{"shape", Shape{}}, {"value", value}, {"dtype", t}});
-  f.entry().append(get_op("return"), {op->result(0)}, {});
-  f.result_types() = {TensorType(t, Shape{})};
-  Graph g(module, TreeDef::tuple({}), TreeDef::tuple({TreeDef(LeafMark{})}));
-  Executable exe = load(compile(lower(g, "interp")));
-  std::vector<Tensor> outs(1);
-  exe.execute({}, outs);
-  return outs[0];
-}
 
 // A scalar's literal: floats as their bit pattern in hex (exact), integers signed in their width.
 std::string literal_of(const Tensor& one) {
@@ -141,12 +115,12 @@ Scalar Body::select(const Scalar& c, const Scalar& a, const Scalar& b) {
 }
 Scalar Body::f(double v, DType t) {
   std::string r = fresh();
-  line(r + " = arith.constant " + typed_literal(full_scalar(Attribute(v), t)));
+  line(r + " = arith.constant " + typed_literal(mlir_literals::full_scalar(Attribute(v), t)));
   return {r, t};
 }
 Scalar Body::i(int64_t v, DType t) {
   std::string r = fresh();
-  line(r + " = arith.constant " + typed_literal(full_scalar(Attribute(v), t)));
+  line(r + " = arith.constant " + typed_literal(mlir_literals::full_scalar(Attribute(v), t)));
   return {r, t};
 }
 Scalar Body::b(bool v) {
@@ -341,37 +315,11 @@ Val Emitter::fill(const Scalar& v, const TensorType& t) {
 
 Val Emitter::constant(const Tensor& t) {
   TensorType ty(t.dtype(), Shape::from_ints(t.shape()));
-  std::string dense;
-  if (t.numel() == 0) {
-    dense = "dense<>";
-  } else if (t.dtype() == DType::Bool) {
-    // i1 has no byte-per-element hex form: a flat list, nested by shape
-    const bool* b = t.data<bool>();
-    std::vector<int64_t> shape = t.shape();
-    std::string s;
-    std::function<void(size_t, int64_t&)> rec = [&](size_t axis, int64_t& k) {
-      if (axis == shape.size()) {
-        s += b[k++] ? "true" : "false";
-        return;
-      }
-      s += "[";
-      for (int64_t i = 0; i < shape[axis]; ++i) {
-        if (i) s += ", ";
-        rec(axis + 1, k);
-      }
-      s += "]";
-    };
-    int64_t k = 0;
-    rec(0, k);
-    dense = "dense<" + s + ">";
-  } else {
-    dense = "dense<" + hex_bytes(t.raw_data(), t.nbytes()) + ">";
-  }
-  return {assign("arith.constant " + dense + " : " + tensor_type(ty)), ty};
+  return {assign("arith.constant " + mlir_literals::dense(t) + " : " + tensor_type(ty)), ty};
 }
 
 Val Emitter::splat(const Attribute& value, DType t, const Shape& shape) {
-  std::string s = assign("arith.constant " + typed_literal(full_scalar(value, t)));
+  std::string s = assign("arith.constant " + typed_literal(mlir_literals::full_scalar(value, t)));
   return fill({s, t}, TensorType(t, shape));
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -123,6 +124,10 @@ class Emitter {
   // Where symbol `name`'s value can be read: an input and its axis.
   void bind_symbol(const std::string& name, const Val& input, size_t axis);
 
+  // A module-level line (an external function's declaration), written once before @main.
+  void declare(const std::string& line) { declarations_.insert(line); }
+  const std::set<std::string>& declarations() const { return declarations_; }
+
   // BackendError naming the op and its location.
   [[noreturn]] static void fail(const Operation& op, const std::string& why);
   const Operation* current() const { return current_; }
@@ -138,6 +143,7 @@ class Emitter {
   };
   std::map<std::string, SymbolSource> symbols_;
   std::unordered_map<const Value*, Val> env_;
+  std::set<std::string> declarations_;
   friend class Body;
 };
 

@@ -2,6 +2,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "backends/common/mlir_literals.h"
 #include "backends/stablehlo/emitter.h"
 #include "evoxc/backends/stablehlo.h"
 #include "evoxc/ops/op_def.h"
@@ -65,59 +66,6 @@ std::string names_of(std::span<const Val> vals) {
   std::string s;
   for (size_t i = 0; i < vals.size(); ++i) s += (i ? ", " : "") + vals[i].name;
   return s;
-}
-
-// Raw little-endian bytes as MLIR's hex dense form.
-std::string hex_bytes(const void* data, size_t n) {
-  static const char* kDigits = "0123456789ABCDEF";
-  std::string s = "\"0x";
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    s += kDigits[p[i] >> 4];
-    s += kDigits[p[i] & 15];
-  }
-  return s + "\"";
-}
-
-std::string dense_of(const Tensor& t) {
-  if (t.numel() == 0) return "dense<>";
-  if (t.dtype() == DType::Bool) {
-    // i1 has no byte-per-element hex form: a flat list, nested by shape.
-    const bool* b = t.data<bool>();
-    std::vector<int64_t> shape = t.shape();
-    std::string s;
-    std::function<void(size_t, int64_t&)> rec = [&](size_t axis, int64_t& k) {
-      if (axis == shape.size()) {
-        s += b[k++] ? "true" : "false";
-        return;
-      }
-      s += "[";
-      for (int64_t i = 0; i < shape[axis]; ++i) {
-        if (i) s += ", ";
-        rec(axis + 1, k);
-      }
-      s += "]";
-    };
-    int64_t k = 0;
-    rec(0, k);
-    return "dense<" + s + ">";
-  }
-  return "dense<" + hex_bytes(t.raw_data(), t.nbytes()) + ">";
-}
-
-// The value of `full` on the interpreter, so a splat converts exactly as the op does.
-Tensor full_scalar(const Attribute& value, DType t) {
-  auto module = std::make_shared<Module>();
-  Function& f = module->add_function("main");
-  Operation* op = f.entry().append(get_op("full"), {}, {TensorType(t, Shape{})},
-                                   {{"shape", Shape{}}, {"value", value}, {"dtype", t}});
-  f.entry().append(get_op("return"), {op->result(0)}, {});
-  f.result_types() = {TensorType(t, Shape{})};
-  Graph g(module, TreeDef::tuple({}), TreeDef::tuple({TreeDef(LeafMark{})}));
-  Executable exe = load(compile(lower(g, "interp")));
-  std::vector<Tensor> outs(1);
-  exe.execute({}, outs);
-  return outs[0];
 }
 
 }  // namespace
@@ -233,13 +181,12 @@ Val Emitter::convert(const Val& x, DType to) {
 }
 
 Val Emitter::splat(const Attribute& value, DType t, const Shape& shape) {
-  Tensor one = full_scalar(value, t);
+  Tensor one = mlir_literals::full_scalar(value, t);
   Shape scalar{};
   bool dynamic = false;
   for (const DimExpr& d : shape) dynamic = dynamic || !d.is_const();
   if (dynamic) return broadcast_to(splat(value, t, scalar), shape);
-  std::string dense = t == DType::Bool ? std::string("dense<") + (one.data<bool>()[0] ? "true" : "false") + ">"
-                                       : "dense<" + hex_bytes(one.raw_data(), one.nbytes()) + ">";
+  std::string dense = mlir_literals::dense(one);  // a 0-d literal splats over the shape
   int64_t n = 1;
   for (const DimExpr& d : shape) n *= d.value();
   if (n == 0) dense = "dense<>";
@@ -249,7 +196,8 @@ Val Emitter::splat(const Attribute& value, DType t, const Shape& shape) {
 
 Val Emitter::constant(const Tensor& t) {
   TensorType ty(t.dtype(), Shape::from_ints(t.shape()));
-  return op1("constant", std::span<const Val>(), "{value = " + dense_of(t) + " : " + tensor_type(ty) + "}", ty);
+  return op1("constant", std::span<const Val>(), "{value = " + mlir_literals::dense(t) + " : " + tensor_type(ty) + "}",
+             ty);
 }
 
 void Emitter::bind_symbol(const std::string& name, const Val& input, size_t axis) {

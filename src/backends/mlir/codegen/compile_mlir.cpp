@@ -96,6 +96,16 @@ struct ParallelFor : mlir::PassWrapper<ParallelFor, mlir::OperationPass<mlir::Mo
       if (up && p.getNumReductions() == 0) inner.push_back(p);
     });
     for (mlir::scf::ParallelOp p : inner) sequential(p);  // innermost first (post-order)
+    // The loops that split are split along their first dimension only, the others becoming a nest of
+    // scf.for inside: upstream's pattern, given several dimensions whose inner extents are static,
+    // rounds the block size up to whole inner rows but keeps the block count of the unrounded size,
+    // and its index arithmetic wraps around, so a block ran twice: harmless for elementwise loops,
+    // a doubled sum for matmul's accumulation (32x32 and 64x64 matmuls came out 2x at O2).
+    llvm::SmallVector<mlir::scf::ParallelOp> multi;
+    getOperation().walk([&](mlir::scf::ParallelOp p) {
+      if (p.getNumLoops() > 1 && p.getNumReductions() == 0) multi.push_back(p);
+    });
+    for (mlir::scf::ParallelOp p : multi) outer_only(p);
 
     mlir::RewritePatternSet patterns(&getContext());
     mlir::async::populateAsyncParallelForPatterns(
@@ -110,13 +120,35 @@ struct ParallelFor : mlir::PassWrapper<ParallelFor, mlir::OperationPass<mlir::Mo
   // `p` (no reductions: linalg's loops carry none) as a nest of scf.for.
   static void sequential(mlir::scf::ParallelOp p) {
     mlir::OpBuilder b(p);
-    mlir::scf::buildLoopNest(b, p.getLoc(), p.getLowerBound(), p.getUpperBound(), p.getStep(),
+    nest(b, p, p.getLoc(), {}, 0);
+    p.erase();
+  }
+  // `p` as a one-dimensional parallel loop over its first dimension around a nest of scf.for.
+  static void outer_only(mlir::scf::ParallelOp p) {
+    mlir::OpBuilder b(p);
+    Bounds d(p);
+    mlir::scf::ParallelOp::create(
+        b, p.getLoc(), d.lbs.take_front(), d.ubs.take_front(), d.steps.take_front(),
+        [&](mlir::OpBuilder& ob, mlir::Location loc, mlir::ValueRange outer) { nest(ob, p, loc, outer, 1); });
+    p.erase();
+  }
+  struct Bounds {
+    explicit Bounds(mlir::scf::ParallelOp p) : lbs(p.getLowerBound()), ubs(p.getUpperBound()), steps(p.getStep()) {}
+    mlir::ValueRange lbs, ubs, steps;
+  };
+  // Dimensions `first`.. of `p` as scf.for loops around a copy of its body (`outer`: the induction
+  // values of the dimensions before `first`).
+  static void nest(mlir::OpBuilder& b, mlir::scf::ParallelOp p, mlir::Location loc, mlir::ValueRange outer,
+                   unsigned first) {
+    Bounds d(p);
+    mlir::scf::buildLoopNest(b, loc, d.lbs.drop_front(first), d.ubs.drop_front(first), d.steps.drop_front(first),
                              [&](mlir::OpBuilder& nb, mlir::Location, mlir::ValueRange ivs) {
+                               llvm::SmallVector<mlir::Value> vars = p.getInductionVars();
                                mlir::IRMapping map;
-                               map.map(p.getInductionVars(), ivs);
+                               map.map(mlir::ValueRange(vars).take_front(first), outer);
+                               map.map(mlir::ValueRange(vars).drop_front(first), ivs);
                                for (mlir::Operation& op : p.getBody()->without_terminator()) nb.clone(op, map);
                              });
-    p.erase();
   }
   // Innermost iterations of one iteration of `region`: 1 plus, for each sequential loop in it, its trip
   // count times its body's work. A trip count computed inside the parallel loop counts as 1.
