@@ -6,8 +6,8 @@
 #include <memory>
 #include <thread>
 
+#include "backends/common/async_runtime.h"
 #include "backends/interp/graph_codec.h"
-#include "backends/mlir/async_runtime.h"
 #include "backends/mlir/blas_runtime.h"
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
@@ -266,7 +266,7 @@ class MlirBackend final : public Backend {
     uint64_t n = 0;
     std::memcpy(&n, p.data(), sizeof n);
     auto object = mlir_codegen::LoadedObject::load(p.substr(sizeof n + n), mlir_backend::runtime_symbols(),
-                                                   mlir_backend::async_runtime::quiesce);
+                                                   async_runtime::quiesce);
     return Executable(name(), device, artifact.graph(), std::make_shared<MlirExecutable>(artifact.graph(), object));
   }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/runtime_symbol.h"
+
 namespace evoxc::mlir_codegen {
 
 // The machine object code is made for and must be loaded on.
@@ -38,11 +40,7 @@ std::string pipeline_text(const CodegenOptions& options);
 // mlir_text after the pipeline up to (not including) the LLVM dialect: for inspection.
 std::string lower_to_loops(const std::string& mlir_text, const CodegenOptions& options);
 
-// A function of this process that compiled code calls by name (MLIR's C runtime ABIs).
-struct RuntimeSymbol {
-  const char* name;
-  void* address;
-};
+using evoxc::RuntimeSymbol;
 
 // Object code linked into this process by an in-process JIT linker (no recompilation).
 class LoadedObject {

@@ -5,7 +5,7 @@
 // Why not MLIR's libmlir_async_runtime: its llvm::ThreadPool parks idle workers on a condition
 // variable, and waking one costs tens of microseconds on a virtual machine, more than a parallel
 // block of a 1024x1024 reduction takes; its waiting caller sleeps instead of working.
-#include "backends/mlir/async_runtime.h"
+#include "backends/common/async_runtime.h"
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -21,7 +22,7 @@
 #include <immintrin.h>
 #endif
 
-namespace evoxc::mlir_backend::async_runtime {
+namespace evoxc::async_runtime {
 namespace {
 
 using Resume = void (*)(void*);
@@ -62,8 +63,11 @@ class Pool {
   Pool() {
     unsigned hc = std::thread::hardware_concurrency();
     int workers = std::max(1, static_cast<int>(hc) - 1);
-    for (int i = 0; i < workers; ++i) std::thread([this] { loop(); }).detach();
-    workers_ = workers;
+    // A thread that cannot start leaves fewer workers: a waiting caller runs the queued tasks itself.
+    try {
+      for (; workers_ < workers; ++workers_) std::thread([this] { loop(); }).detach();
+    } catch (const std::system_error&) {
+    }
   }
   int workers() const { return workers_; }
 
@@ -313,8 +317,8 @@ void* address(F* f) {
 
 }  // namespace
 
-const std::vector<mlir_codegen::RuntimeSymbol>& symbols() {
-  static const std::vector<mlir_codegen::RuntimeSymbol> table = {
+const std::vector<RuntimeSymbol>& symbols() {
+  static const std::vector<RuntimeSymbol> table = {
       {"mlirAsyncRuntimeAddRef", address(add_ref)},
       {"mlirAsyncRuntimeDropRef", address(drop_ref)},
       {"mlirAsyncRuntimeCreateToken", address(create_token)},
@@ -345,4 +349,4 @@ void quiesce() { pool().quiesce(); }
 
 int worker_count() { return pool().workers(); }
 
-}  // namespace evoxc::mlir_backend::async_runtime
+}  // namespace evoxc::async_runtime

@@ -1,15 +1,15 @@
-// The async runtime compiled mlir programs call to run blocks of parallel loops: MLIR's async runtime C ABI
-// (mlirAsyncRuntime*) implemented on evoxc's own worker pool, whose workers spin briefly before sleeping.
+// The async runtime compiled programs (the mlir backend's) call to run blocks of parallel loops: MLIR's async runtime C
+// ABI (mlirAsyncRuntime*) implemented on evoxc's own worker pool, whose workers spin briefly before sleeping.
 #pragma once
 
 #include <vector>
 
-#include "backends/mlir/codegen/codegen.h"
+#include "backends/common/runtime_symbol.h"
 
-namespace evoxc::mlir_backend::async_runtime {
+namespace evoxc::async_runtime {
 
 // MLIR's C names of the runtime entry points and their addresses here, for the JIT linker.
-const std::vector<mlir_codegen::RuntimeSymbol>& symbols();
+const std::vector<RuntimeSymbol>& symbols();
 
 // Returns once every task that had started before the call has returned: a worker finishes a
 // block by completing its token and only then returns through the block's code, so code must not
@@ -19,4 +19,4 @@ void quiesce();
 // The pool's workers, the calling thread (which helps while it waits) not counted.
 int worker_count();
 
-}  // namespace evoxc::mlir_backend::async_runtime
+}  // namespace evoxc::async_runtime
