@@ -7,7 +7,6 @@ Usage: .venv/bin/python bench/mlir_backend.py [--quick]"""
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -18,27 +17,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import evoxc  # noqa: E402
+from compare import time_call  # noqa: E402
 from evoxc import TensorSpec  # noqa: E402
-
-
-def time_call(fn, batch_s, reps):
-    for _ in range(3):
-        fn()
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        if time.perf_counter() - t0 >= batch_s:
-            break
-        n *= 2
-    per = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        per.append((time.perf_counter() - t0) / n)
-    return statistics.median(per)
 
 
 def native(exe, args, reps):
