@@ -1,11 +1,11 @@
 // Tensor storage: aligned host buffers, zero-copy views, conversion and numpy-like printing.
 #include "evoxc/core/tensor.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 
 namespace evoxc {
@@ -41,18 +41,20 @@ class BlockCache {
   void* take(size_t n) {
     if (n < kMinBytes || !kEnabled) return nullptr;
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = free_.find(n);
-    if (it == free_.end()) return nullptr;
-    void* p = it->second;
-    free_.erase(it);
-    held_ -= n;
-    return p;
+    for (size_t i = count_; i-- > 0;) {  // the most recently freed block of the size first
+      if (slots_[i].bytes != n) continue;
+      void* p = slots_[i].data;
+      slots_[i] = slots_[--count_];
+      held_ -= n;
+      return p;
+    }
+    return nullptr;
   }
   void give(void* p, size_t n) {
     if (n >= kMinBytes && kEnabled) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (held_ + n <= kMaxBytes) {
-        free_.emplace(n, p);
+      if (count_ < slots_.size() && held_ + n <= kMaxBytes) {
+        slots_[count_++] = {n, p};
         held_ += n;
         return;
       }
@@ -61,8 +63,13 @@ class BlockCache {
   }
 
  private:
+  struct Slot {
+    size_t bytes;
+    void* data;
+  };
   std::mutex mu_;
-  std::multimap<size_t, void*> free_;
+  std::array<Slot, 64> slots_{};  // fixed: freeing a buffer allocates nothing
+  size_t count_ = 0;
   size_t held_ = 0;
 };
 
