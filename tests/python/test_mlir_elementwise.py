@@ -8,14 +8,10 @@ import numpy as np
 import pytest
 
 from mlir_util import TOLERANCE, check_fn, check_graph, run_both  # skips the module without the mlir backend
+from ir_text import FLOATS, INTS, MLIR, ir_graph, ttype  # noqa: F401
 
 import evoxc
 
-MLIR = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "ui8",
-        "uint16": "ui16", "uint32": "ui32", "uint64": "ui64", "float16": "f16", "bfloat16": "bf16",
-        "float32": "f32", "float64": "f64"}
-INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
-FLOATS = ["float16", "float32", "float64"]
 
 FLOAT_MATH = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "cbrt", "reciprocal", "sin",
               "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf",
@@ -30,30 +26,6 @@ LGAMMA_NEGATIVE_ZEROS = [-2.4570247382208006, -2.7476826467274127, -3.1435808883
 
 # Attributes the ops require, where a test does not give its own: gelu's erf form, numpy's nan_to_num.
 DEFAULT_ATTRS = {"gelu": "approximate = false", "nan_to_num": "nan = 0.0, neginf = -1e300, posinf = 1e300"}
-
-
-def ttype(shape, dtype):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + MLIR[dtype] + ">"
-
-
-def ir_graph(inputs, ops, outputs=None):
-    """An EvoXIR graph: `inputs` are (shape, dtype) pairs; each op is (name, operand indices (ints: inputs,
-    "%k": op k's result), (shape, dtype) of its result, attribute text or ""); the results of the ops listed in
-    `outputs` (all by default) are the graph's outputs."""
-    outputs = list(range(len(ops))) if outputs is None else outputs
-    args = ", ".join(f"%arg{i}: {ttype(*t)}" for i, t in enumerate(inputs))
-    outs = [ttype(*ops[k][2]) for k in outputs]
-    lines = []
-    for k, (name, operands, result, attrs) in enumerate(ops):
-        names = ", ".join(o if isinstance(o, str) else f"%arg{o}" for o in operands)
-        a = f" attributes {{{attrs}}}" if attrs else ""
-        lines.append(f"    %{k} = evoxc.{name}({names}){a} : {ttype(*result)}")
-    stars = lambda n: "(" + ", ".join("*" for _ in range(n)) + ("," if n == 1 else "") + ")"  # noqa: E731
-    text = (f'module @"main" version 1 attributes {{inputs = "{stars(len(inputs))}", '
-            f'outputs = "{stars(len(outputs))}"}} {{\n'
-            f"  func @main({args}) -> ({', '.join(outs)}) {{\n" + "\n".join(lines) + "\n"
-            f"    evoxc.return({', '.join(f'%{k}' for k in outputs)})\n  }}\n}}\n")
-    return evoxc.Graph.parse(text)
 
 
 def unary_graph(ops, n, dtype, result=None, attrs=None):
