@@ -9,6 +9,9 @@
 #include <thread>
 
 #include "evoxc/evoxc.h"
+#if EVOXC_HAS_MLIR
+#include "backends/mlir/codegen/codegen.h"
+#endif
 
 namespace evoxc {
 namespace {
@@ -218,6 +221,51 @@ TEST(MlirBackend, SplitLoopsRunEachBlockOnce) {
     for (size_t i = 0; i < got.size(); ++i)
       ASSERT_NEAR(got[i], want[i], 1e-3f + 1e-4f * std::abs(want[i])) << n << " " << i;
   }
+}
+
+// At O2 the independent operands of a wide concatenate (a merged population's stacked results) run as groups on the
+// pool, each group's ops outlined into a function: results equal the interpreter's with an operand that is an input
+// as it is, a value shared by all operands, one value in two groups' operands, and a concat along axis 1.
+TEST(MlirBackend, WideConcatRunsItsOperandsInParallel) {
+  REQUIRE_MLIR();
+  const int64_t n = 16384;
+  Graph g = trace(
+      [](ST x, ST y) {
+        ST shared = cos(x);
+        std::vector<ST> parts;
+        for (int k = 0; k < 8; ++k) parts.push_back(sin(x * static_cast<double>(k + 1)) + shared);
+        parts.push_back(x);
+        parts.push_back(parts[0]);
+        ST rows = concatenate({tanh(y) * 2.0, y, exp(-y)}, 1);
+        return std::vector<ST>{concatenate(parts, 0), rows};
+      },
+      TensorSpec({n}, f32), TensorSpec({64, 512}, f32));
+  std::vector<float> x(static_cast<size_t>(n)), y(64 * 512);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) / 30.0f - 1.5f;
+  for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i % 89) / 40.0f - 1.0f;
+  std::vector<Tensor> in = {Tensor::from_vector(x, {n}), Tensor::from_vector(y, {64, 512})};
+  std::vector<Tensor> want(2), got(2);
+  load(compile(lower(g))).execute(in, want);
+  LoweredProgram low = lower(g, "mlir");
+  load(compile(low, CompileOptions{OptLevel(2), {}})).execute(in, got);
+  for (size_t r = 0; r < 2; ++r) {
+    ASSERT_EQ(got[r].shape(), want[r].shape()) << r;
+    expect_close(got[r].to_vector<float>(), want[r].to_vector<float>());
+  }
+#if EVOXC_HAS_MLIR
+  mlir_codegen::CodegenOptions two;
+  two.threads = 2;
+  std::string loops = mlir_codegen::lower_to_loops(low.text(), two);
+  // Both concats split: the first into 3 groups (about 115k iterations of work), the second into 2 (65k).
+  size_t functions = 0;
+  for (size_t at = loops.find("func.func private @evoxc_concat_part_"); at != std::string::npos;
+       at = loops.find("func.func private @evoxc_concat_part_", at + 1))
+    ++functions;
+  EXPECT_EQ(functions, 5u);
+  EXPECT_NE(loops.find("async"), std::string::npos);
+  mlir_codegen::CodegenOptions one;  // one thread: the concat stays as it is
+  EXPECT_EQ(mlir_codegen::lower_to_loops(low.text(), one).find("evoxc_concat_part_"), std::string::npos);
+#endif
 }
 
 // float32/float64 matrix products go to BLAS: row-major, transposed and strided (sliced) operands,

@@ -468,7 +468,7 @@ def test_golden_ops():
 
     assert "tensor.reshape" in text(lambda a: evoxc.reshape(a, (-1,)), TensorSpec((N, 2)))
     assert "tensor.extract_slice" in text(lambda a: a[1:, ::2], TensorSpec((4, 3)))
-    assert "tensor.insert_slice" in text(lambda a: evoxc.concatenate([a, a], 0), TensorSpec((N, 3)))
+    assert "tensor.concat dim(0)" in text(lambda a: evoxc.concatenate([a, a], 0), TensorSpec((N, 3)))
     # scatter: rows in order in an scf.for nest (sequential, so duplicates combine as evoxc's interpreter does)
     t = text(lambda a, i, u: _scatter(a, i, u, [0], "add"), TensorSpec((4,)), TensorSpec((2, 1), evoxc.int32),
              TensorSpec((2,)))

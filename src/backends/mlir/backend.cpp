@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backends/common/async_runtime.h"
+#include "backends/common/scratch_memory.h"
 #include "backends/interp/graph_codec.h"
 #include "backends/mlir/blas_runtime.h"
 #include "backends/mlir/codegen/codegen.h"
@@ -52,10 +53,12 @@ std::string write_module(const Graph& graph) {
          ") attributes {llvm.emit_c_interface} {\n" + body + "    return\n  }\n}\n";
 }
 
-// Every function of this process compiled programs may call by name: the async runtime, BLAS.
+// Every function of this process compiled programs may call by name: the async runtime, the scratch allocator,
+// BLAS.
 const std::vector<mlir_codegen::RuntimeSymbol>& runtime_symbols() {
   static const std::vector<mlir_codegen::RuntimeSymbol> all = [] {
     std::vector<mlir_codegen::RuntimeSymbol> v = async_runtime::symbols();
+    for (const auto& s : scratch_memory::symbols()) v.push_back(s);
     for (const auto& s : blas_runtime::symbols()) v.push_back(s);
     return v;
   }();
