@@ -28,6 +28,8 @@ const TensorType& result_type(const Operation& op, size_t i = 0) { return op.res
 
 std::string dname(size_t i) { return "d" + std::to_string(i); }
 
+using Names = std::vector<std::string>;
+
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
@@ -437,8 +439,9 @@ std::vector<Val> lower_dot_general(Emitter& e, const Operation& op, std::span<co
 
 // A float32/float64 matrix product handed to BLAS's gemm (evoxc_gemm_* in blas_runtime.cpp, as the
 // interpreter does): the operands as buffers of any strides, the product in a fresh buffer. Linalg's
-// loop nest, even vectorised by LLVM, was 12x (64^2) to 100x (512^2) slower than BLAS.
-Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt) {
+// loop nest, even vectorised by LLVM, was 12x (64^2) to 100x (512^2) slower than BLAS. `transpose_b`:
+// the product with b transposed (a strided view, no copy).
+Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt, bool transpose_b = false) {
   std::string el = element_type(rt.dtype);
   std::string fn = "@evoxc_gemm_" + el;
   std::string dyn = "tensor<?x?x" + el + ">", view = "memref<?x?x" + el + ", strided<[?, ?], offset: ?>>",
@@ -449,10 +452,67 @@ Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt) {
     return e.assign("bufferization.to_buffer " + d + " read_only : " + dyn + " to " + view);
   };
   std::string av = as_view(a), bv = as_view(b);
+  if (transpose_b) bv = e.assign("memref.transpose " + bv + " (i, j) -> (j, i) : " + view + " to " + view);
   std::string c = e.assign("memref.alloc(" + e.extent(rt.shape[0]) + ", " + e.extent(rt.shape[1]) + ") : " + buf);
   e.line("func.call " + fn + "(" + av + ", " + bv + ", " + c + ") : (" + view + ", " + view + ", " + buf + ") -> ()");
   std::string r = e.assign("bufferization.to_tensor " + c + " restrict writable : " + buf + " to " + dyn);
   return {e.assign("tensor.cast " + r + " : " + dyn + " to " + tensor_type(rt)), rt};
+}
+
+// A stack of float32/float64 matrix products (both operands of rank >= 2, batch dims broadcast
+// right-aligned): a sequential scf.for nest over the result's batch dims with one gemm per matrix, as
+// the interpreter computes it. Each operand's matrix is a rank-reducing slice (an extent-1 batch dim of
+// an operand reads index 0); the product is inserted into the result.
+Val blas_batched_matmul(Emitter& e, const Operation& op, const Val& a, const Val& b, const TensorType& rt) {
+  size_t R = rt.rank(), nb = R - 2;
+  Names ivs;
+  // A slice size as MLIR types it: a literal where the extent is static.
+  auto size_of = [&](const DimExpr& d) { return d.is_const() ? std::to_string(d.value()) : e.extent(d); };
+  auto matrix = [&](const Val& x, const DimExpr& rows, const DimExpr& cols) {
+    size_t r = x.type.rank(), own = r - 2;
+    Names offs, sizes, ones;
+    for (size_t i = 0; i < own; ++i) {
+      size_t d = nb - own + i;
+      if (x.type.shape[i] == rt.shape[d])
+        offs.push_back(ivs[d]);
+      else if (x.type.shape[i].as_const() == std::optional<int64_t>(1))
+        offs.push_back("0");
+      else
+        Emitter::fail(op, "a batch extent does not broadcast to the result's");
+      sizes.push_back("1");
+    }
+    offs.insert(offs.end(), {"0", "0"});
+    sizes.push_back(size_of(rows));
+    sizes.push_back(size_of(cols));
+    ones.assign(r, "1");
+    TensorType mt(x.type.dtype, Shape({rows, cols}));
+    return Val{e.assign("tensor.extract_slice " + x.name + "[" + join(offs) + "] [" + join(sizes) + "] [" + join(ones) +
+                        "] : " + tensor_type(x.type) + " to " + tensor_type(mt)),
+               mt};
+  };
+  const DimExpr &m = rt.shape[R - 2], &n = rt.shape[R - 1], &k = a.type.shape[a.type.rank() - 1];
+  // Statically empty (MLIR rejects the slices' offsets there): no product, or a sum over nothing.
+  auto none = [](const DimExpr& d) { return d.as_const() == std::optional<int64_t>(0); };
+  if (std::any_of(rt.shape.begin(), rt.shape.end(), none) || none(k)) return zeros(e, rt);
+  std::function<std::string(size_t, const std::string&)> level = [&](size_t l, const std::string& acc) {
+    if (l == nb) {
+      Val p = blas_matmul(e, matrix(a, m, k), matrix(b, k, n), TensorType(rt.dtype, Shape({m, n})));
+      Names offs = ivs, sizes(nb, "1");
+      offs.insert(offs.end(), {"0", "0"});
+      sizes.push_back(size_of(m));
+      sizes.push_back(size_of(n));
+      return e.assign("tensor.insert_slice " + p.name + " into " + acc + "[" + join(offs) + "] [" + join(sizes) +
+                      "] [" + join(Names(R, "1")) + "] : " + tensor_type(p.type) + " into " + tensor_type(rt));
+    }
+    return loop(e, e.index_constant(0), e.extent(rt.shape[l]), {Carried{acc, tensor_type(rt)}},
+                [&](const std::string& iv, const std::vector<std::string>& args) {
+                  ivs.push_back(iv);
+                  std::string r = level(l + 1, args[0]);
+                  ivs.pop_back();
+                  return std::vector<std::string>{r};
+                })[0];
+  };
+  return {level(0, e.empty(rt).name), rt};
 }
 
 // numpy matmul: batch dims broadcast right-aligned (an extent 1 reads index 0), a 1-D operand contracts
@@ -461,9 +521,9 @@ std::vector<Val> lower_dot(Emitter& e, const Operation& op, std::span<const Val>
   const TensorType& rt = result_type(op);
   const Val &a = in[0], &b = in[1];
   size_t ra = a.type.rank(), rb = b.type.rank(), R = rt.rank();
-  if (ra == 2 && rb == 2 && (rt.dtype == DType::F32 || rt.dtype == DType::F64) && a.type.dtype == rt.dtype &&
+  if (ra >= 2 && rb >= 2 && (rt.dtype == DType::F32 || rt.dtype == DType::F64) && a.type.dtype == rt.dtype &&
       b.type.dtype == rt.dtype)
-    return {blas_matmul(e, a, b, rt)};
+    return {R == 2 ? blas_matmul(e, a, b, rt) : blas_batched_matmul(e, op, a, b, rt)};
   std::string k = dname(R);
   // The batch dims of an operand against the result's first `nb` dims.
   auto batch = [&](const Shape& s, size_t count, size_t nb, std::vector<std::string>& v) {
@@ -618,72 +678,163 @@ std::vector<Val> lower_norm(Emitter& e, const Operation& op, std::span<const Val
 // the lhs element of input channel g * Cg + ci at xd = o * stride + k * rhs_dilation - pad_low (per spatial
 // dim) through tensor.extract, where a padded, cropped-away or lhs-dilation hole position reads 0 (its
 // index clamped into range so the read stays inside the buffer).
+// The conv's attributes and the input extents its window reads check against.
+struct ConvWindow {
+  Ints strides, pad, ldil, rdil;
+  std::vector<std::string> in_ext;  // input spatial extents
+};
+
+// In a body: the input element at batch `nb`, channel `ch`, out position `os[i]` and window offset `k[i]`
+// per spatial dim (xd = os * stride + k * rhs_dilation - pad_low), in dtype `acc`; 0 where that position is
+// padding, cropped away or an lhs-dilation hole (the index clamped into range so the read stays inside).
+Scalar window_read(Body& b, const Val& x, const ConvWindow& cw, const std::string& nb, const std::string& ch,
+                   const std::vector<std::string>& os, const std::vector<std::string>& k, DType acc) {
+  auto idx = [&](const std::string& op_, const std::string& l, const std::string& rr) {
+    std::string s = b.fresh();
+    b.line(s + " = " + op_ + " " + l + ", " + rr + " : index");
+    return s;
+  };
+  auto cmp = [&](const std::string& pred, const std::string& l, const std::string& rr) {
+    std::string s = b.fresh();
+    b.line(s + " = arith.cmpi " + pred + ", " + l + ", " + rr + " : index");
+    return Scalar{s, DType::Bool};
+  };
+  Emitter& e = b.emitter();
+  std::string c0 = e.index_constant(0), c1 = e.index_constant(1);
+  std::vector<std::string> ix{nb, ch};
+  Scalar ok = b.b(true);
+  for (size_t i = 0; i < os.size(); ++i) {
+    std::string xd = idx("arith.subi",
+                         idx("arith.addi", idx("arith.muli", os[i], e.index_constant(cw.strides[i])),
+                             idx("arith.muli", k[i], e.index_constant(cw.rdil[i]))),
+                         e.index_constant(cw.pad[2 * i]));
+    std::string ld = e.index_constant(cw.ldil[i]);
+    std::string q = idx("arith.divsi", xd, ld);
+    Scalar inside = b.bin("arith.andi", cmp("sge", xd, c0), cmp("eq", idx("arith.remsi", xd, ld), c0));
+    inside = b.bin("arith.andi", inside, cmp("slt", q, cw.in_ext[i]));
+    ok = b.bin("arith.andi", ok, inside);
+    // clamp into [0, extent - 1] so the read stays in the buffer (extent 0: no loop runs)
+    ix.push_back(idx("arith.maxsi", idx("arith.minsi", q, idx("arith.subi", cw.in_ext[i], c1)), c0));
+  }
+  std::string xv = b.fresh();
+  b.line(xv + " = tensor.extract " + x.name + "[" + join(ix) + "] : " + tensor_type(x.type));
+  return b.select(ok, b.convert({xv, x.type.dtype}, acc), zero(b, acc));
+}
+
+// An ungrouped float32/float64 conv as the interpreter computes it: the windows gathered into a patch
+// matrix (N * out positions, C * window) by one parallel linalg.generic, multiplied by the kernel viewed
+// as (O, C * window), transposed, through BLAS's gemm; the (N * out positions, O) product is reshaped and
+// transposed to (N, O, out spatial...). The loop nest below was 10-60x slower (docs/mlir.md).
+Val conv_gemm(Emitter& e, const Val& x, const Val& w, const TensorType& rt, const ConvWindow& cw) {
+  size_t n = rt.rank() - 2;
+  DType t = rt.dtype;
+  std::vector<DimExpr> pd;  // patches: (N, out spatial..., C, window...)
+  pd.push_back(x.type.shape[0]);
+  for (size_t i = 0; i < n; ++i) pd.push_back(rt.shape[2 + i]);
+  pd.push_back(x.type.shape[1]);
+  for (size_t i = 0; i < n; ++i) pd.push_back(w.type.shape[2 + i]);
+  Shape ps(pd);
+  size_t pr = ps.rank();
+  std::vector<std::string> its(pr, "parallel");
+  Val patches =
+      e.generic({}, {}, e.empty(TensorType(t, ps)), identity_map(pr), its, [&](Body& b, std::span<const Scalar>) {
+        std::vector<std::string> os, k;
+        for (size_t i = 0; i < n; ++i) {
+          os.push_back(b.index(static_cast<int>(1 + i)));
+          k.push_back(b.index(static_cast<int>(2 + n + i)));
+        }
+        return window_read(b, x, cw, b.index(0), b.index(static_cast<int>(1 + n)), os, k, t);
+      });
+  // Collapses dims [0, split) and [split, rank) of v into two.
+  auto collapse = [&](const Val& v, size_t split) {
+    DimExpr rows(1), cols(1);
+    std::vector<std::string> g0, g1;
+    for (size_t i = 0; i < v.type.rank(); ++i) {
+      (i < split ? rows : cols) = (i < split ? rows : cols) * v.type.shape[i];
+      (i < split ? g0 : g1).push_back(std::to_string(i));
+    }
+    TensorType ct(t, Shape({rows, cols}));
+    return Val{e.assign("tensor.collapse_shape " + v.name + " [[" + join(g0) + "], [" + join(g1) +
+                        "]] : " + tensor_type(v.type) + " into " + tensor_type(ct)),
+               ct};
+  };
+  Val pm = collapse(patches, 1 + n), wm = collapse(w, 1);
+  DimExpr rows = pm.type.shape[0];
+  Val prod = blas_matmul(e, pm, wm, TensorType(t, Shape({rows, w.type.shape[0]})), /*transpose_b=*/true);
+  // (N * out positions, O) -> (N, out spatial..., O) -> (N, O, out spatial...)
+  std::vector<DimExpr> ed;
+  ed.push_back(x.type.shape[0]);
+  for (size_t i = 0; i < n; ++i) ed.push_back(rt.shape[2 + i]);
+  ed.push_back(w.type.shape[0]);
+  Shape es(ed);
+  std::vector<std::string> g0, out_shape;
+  for (size_t i = 0; i <= n; ++i) g0.push_back(std::to_string(i));
+  for (const DimExpr& d : es) out_shape.push_back(d.is_const() ? std::to_string(d.value()) : e.extent(d));
+  TensorType et(t, es);
+  Val expanded{
+      e.assign("tensor.expand_shape " + prod.name + " [[" + join(g0) + "], [" + std::to_string(n + 1) +
+               "]] output_shape [" + join(out_shape) + "] : " + tensor_type(prod.type) + " into " + tensor_type(et)),
+      et};
+  std::vector<std::string> read{dname(0)};
+  for (size_t i = 0; i < n; ++i) read.push_back(dname(2 + i));
+  read.push_back(dname(1));
+  std::string map = join(read);
+  return e.generic(std::span(&expanded, 1), std::span(&map, 1), e.empty(rt), identity_map(n + 2),
+                   std::vector<std::string>(n + 2, "parallel"), [](Body&, std::span<const Scalar> v) { return v[0]; });
+}
+
+// N-d cross-correlation. Ungrouped float32/float64: conv_gemm. Otherwise loops (N, O, out spatial...,
+// C/groups, window...): the rhs is read through its map, the lhs element of input channel g * Cg + ci
+// through window_read.
 std::vector<Val> lower_conv(Emitter& e, const Operation& op, std::span<const Val> in) {
   const AttrMap& at = op.attributes();
   const std::string& name = op.name();
   const TensorType& rt = result_type(op);
-  Ints strides = attr_ints(at, "window_strides", name), pad = attr_ints(at, "padding", name);
-  Ints ldil = attr_ints(at, "lhs_dilation", name), rdil = attr_ints(at, "rhs_dilation", name);
+  ConvWindow cw{attr_ints(at, "window_strides", name),
+                attr_ints(at, "padding", name),
+                attr_ints(at, "lhs_dilation", name),
+                attr_ints(at, "rhs_dilation", name),
+                {}};
   int64_t groups = attr_int(at, "feature_group_count", name);
   const Val &x = in[0], &w = in[1];
   size_t n = rt.rank() - 2;
   DType acc = acc_type(rt.dtype);
-  // An empty input (a padded window reads only zeros) is zeros: no element exists to clamp a read into.
-  for (const DimExpr& d : x.type.shape)
-    if (d.as_const() == std::optional<int64_t>(0)) return {zeros(e, rt)};
+  // An empty input (a padded window reads only zeros) or result is zeros: no element exists to clamp a read into.
+  auto none = [](const DimExpr& d) { return d.as_const() == std::optional<int64_t>(0); };
+  if (std::any_of(x.type.shape.begin(), x.type.shape.end(), none) ||
+      std::any_of(rt.shape.begin(), rt.shape.end(), none))
+    return {zeros(e, rt)};
+  for (size_t i = 0; i < n; ++i) cw.in_ext.push_back(e.extent(x.type.shape[2 + i]));
+  if (groups == 1 && (rt.dtype == DType::F32 || rt.dtype == DType::F64) && x.type.dtype == rt.dtype &&
+      w.type.dtype == rt.dtype)
+    return {conv_gemm(e, x, w, rt, cw)};
   // loop dims: 0 batch, 1 out feature, 2..2+n out spatial, 2+n input feature in group, 3+n.. window
   std::vector<std::string> wmap{dname(1), dname(2 + n)};
   for (size_t i = 0; i < n; ++i) wmap.push_back(dname(3 + n + i));
   std::vector<std::string> its(2 + n, "parallel");
   for (size_t i = 0; i <= n; ++i) its.push_back("reduction");
-  // Extents read in the body: out features per group, input features per group, input spatial extents.
+  // Extents read in the body: out features per group, input features per group.
   std::string og = e.assign("arith.divui " + e.extent(w.type.shape[0]) + ", " + e.index_constant(groups) + " : index");
   std::string cg = e.extent(w.type.shape[1]);
-  std::vector<std::string> in_ext;
-  for (size_t i = 0; i < n; ++i) in_ext.push_back(e.extent(x.type.shape[2 + i]));
-  std::string c0 = e.index_constant(0), c1 = e.index_constant(1);
   Body top(e);
   Val init = e.fill(zero(top, acc), TensorType(acc, rt.shape));
   std::string wm = join(wmap);
-  Val r = e.generic(
-      std::span(&w, 1), std::span(&wm, 1), init, identity_map(2 + n), its, [&](Body& b, std::span<const Scalar> v) {
-        auto idx = [&](const std::string& op_, const std::string& l, const std::string& rr) {
-          std::string s = b.fresh();
-          b.line(s + " = " + op_ + " " + l + ", " + rr + " : index");
-          return s;
-        };
-        auto cmp = [&](const std::string& pred, const std::string& l, const std::string& rr) {
-          std::string s = b.fresh();
-          b.line(s + " = arith.cmpi " + pred + ", " + l + ", " + rr + " : index");
-          return Scalar{s, DType::Bool};
-        };
-        std::string nb = b.index(0), o = b.index(1), ci = b.index(static_cast<int>(2 + n));
-        std::string ch = idx("arith.addi", idx("arith.muli", idx("arith.divui", o, og), cg), ci);
-        std::vector<std::string> ix{nb, ch};
-        Scalar ok = b.b(true);
-        for (size_t i = 0; i < n; ++i) {
-          std::string os = b.index(static_cast<int>(2 + i)), k = b.index(static_cast<int>(3 + n + i));
-          // xd = o * stride + k * rdil - lo (signed index arithmetic)
-          std::string xd = idx("arith.subi",
-                               idx("arith.addi", idx("arith.muli", os, b.emitter().index_constant(strides[i])),
-                                   idx("arith.muli", k, b.emitter().index_constant(rdil[i]))),
-                               b.emitter().index_constant(pad[2 * i]));
-          std::string ld = b.emitter().index_constant(ldil[i]);
-          std::string q = idx("arith.divsi", xd, ld);
-          Scalar inside = b.bin("arith.andi", cmp("sge", xd, c0), cmp("eq", idx("arith.remsi", xd, ld), c0));
-          inside = b.bin("arith.andi", inside, cmp("slt", q, in_ext[i]));
-          ok = b.bin("arith.andi", ok, inside);
-          // clamp into [0, extent - 1] so the read stays in the buffer (extent 0: no loop runs)
-          std::string qc = idx("arith.maxsi", idx("arith.minsi", q, idx("arith.subi", in_ext[i], c1)), c0);
-          ix.push_back(qc);
-        }
-        std::string xv = b.fresh();
-        b.line(xv + " = tensor.extract " + x.name + "[" + join(ix) + "] : " + tensor_type(x.type));
-        Scalar xs = b.convert({xv, x.type.dtype}, acc), ws = b.convert(v[0], acc);
-        Scalar xz = b.select(ok, xs, zero(b, acc));
-        if (is_float(acc)) return b.bin("arith.addf", v[1], b.bin("arith.mulf", xz, ws), kReassoc);
-        return b.bin("arith.addi", v[1], b.bin("arith.muli", xz, ws));
-      });
+  Val r = e.generic(std::span(&w, 1), std::span(&wm, 1), init, identity_map(2 + n), its,
+                    [&](Body& b, std::span<const Scalar> v) {
+                      std::string o = b.index(1), ci = b.index(static_cast<int>(2 + n));
+                      std::string ch = b.fresh(), base = b.fresh(), grp = b.fresh();
+                      b.line(grp + " = arith.divui " + o + ", " + og + " : index");
+                      b.line(base + " = arith.muli " + grp + ", " + cg + " : index");
+                      b.line(ch + " = arith.addi " + base + ", " + ci + " : index");
+                      std::vector<std::string> os, k;
+                      for (size_t i = 0; i < n; ++i) {
+                        os.push_back(b.index(static_cast<int>(2 + i)));
+                        k.push_back(b.index(static_cast<int>(3 + n + i)));
+                      }
+                      Scalar xz = window_read(b, x, cw, b.index(0), ch, os, k, acc), ws = b.convert(v[0], acc);
+                      if (is_float(acc)) return b.bin("arith.addf", v[1], b.bin("arith.mulf", xz, ws), kReassoc);
+                      return b.bin("arith.addi", v[1], b.bin("arith.muli", xz, ws));
+                    });
   return {convert_to(e, r, rt)};
 }
 
