@@ -478,6 +478,13 @@ def test_symbolic_dot_conv_and_empty_batches():
     check_symbolic(lambda a, b: (evoxc.conv_general(a, b, padding=[(1, -1), (0, 2)], lhs_dilation=[2, 1]),
                                  evoxc.conv_general(a, b, window_strides=[2, 2])),
                    [evoxc.TensorSpec((B, 2, 6, 5), evoxc.float32), spec(w)], [x, w])
+    check_symbolic(lambda a, b: evoxc.conv_general(a, b, padding=[(1, 0), (0, 1)]),
+                   [evoxc.TensorSpec((B, 2, 6, 5), evoxc.float32), spec(w)], [x[:0], w], what="symbolic empty batch")
+    for h in (2, 9):  # a symbolic spatial extent: the padded input's extent is an expression of it
+        check_symbolic(lambda a, b: evoxc.conv_general(a, b, padding=[(1, -1), (0, 2)], lhs_dilation=[2, 1],
+                                                       rhs_dilation=[1, 2]),
+                       [evoxc.TensorSpec((2, 2, B, 5), evoxc.float32), spec(w)], [rand((2, 2, h, 5)), w],
+                       what=f"symbolic spatial extent {h}")
     # An empty batch, one op per graph (several ops' empty results are the same value, and a program returning one
     # value twice crashes the mlir backend's calling convention today: a pipeline matter, not these rules').
     e = np.zeros((0, 3, 3))
@@ -516,5 +523,11 @@ def test_golden_scan_dot_and_loops():
     # float stacks of matrices: one gemm per matrix in a loop over the batch dims
     t = _text(evoxc.matmul, evoxc.TensorSpec((7, 2, 3), F32), evoxc.TensorSpec((3, 4), F32))
     assert "scf.for" in t and "@evoxc_gemm_f32" in t and "linalg.generic" not in t
+    # ungrouped float convs: patches gathered through an affine read, then gemm; other convs read with bounds checks
+    t = _text(evoxc.conv_general, evoxc.TensorSpec((1, 2, 5, 5), F32), evoxc.TensorSpec((3, 2, 2, 2), F32))
+    assert "@evoxc_gemm_f32" in t and "tensor.collapse_shape" in t and "tensor.extract " not in t
+    t = _text(evoxc.conv_general, evoxc.TensorSpec((1, 2, 5, 5), evoxc.int32),
+              evoxc.TensorSpec((3, 2, 2, 2), evoxc.int32))
+    assert "gemm" not in t and "tensor.extract " in t
     t = _text(evoxc.solve, evoxc.TensorSpec((3, 3), F32), evoxc.TensorSpec((3, 3), F32))
     assert "scf.for" in t and "tensor.insert" in t

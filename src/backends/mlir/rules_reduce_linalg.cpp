@@ -439,9 +439,8 @@ std::vector<Val> lower_dot_general(Emitter& e, const Operation& op, std::span<co
 
 // A float32/float64 matrix product handed to BLAS's gemm (evoxc_gemm_* in blas_runtime.cpp, as the
 // interpreter does): the operands as buffers of any strides, the product in a fresh buffer. Linalg's
-// loop nest, even vectorised by LLVM, was 12x (64^2) to 100x (512^2) slower than BLAS. `transpose_b`:
-// the product with b transposed (a strided view, no copy).
-Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt, bool transpose_b = false) {
+// loop nest, even vectorised by LLVM, was 12x (64^2) to 100x (512^2) slower than BLAS.
+Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt) {
   std::string el = element_type(rt.dtype);
   std::string fn = "@evoxc_gemm_" + el;
   std::string dyn = "tensor<?x?x" + el + ">", view = "memref<?x?x" + el + ", strided<[?, ?], offset: ?>>",
@@ -452,7 +451,6 @@ Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt, bo
     return e.assign("bufferization.to_buffer " + d + " read_only : " + dyn + " to " + view);
   };
   std::string av = as_view(a), bv = as_view(b);
-  if (transpose_b) bv = e.assign("memref.transpose " + bv + " (i, j) -> (j, i) : " + view + " to " + view);
   std::string c = e.assign("memref.alloc(" + e.extent(rt.shape[0]) + ", " + e.extent(rt.shape[1]) + ") : " + buf);
   e.line("func.call " + fn + "(" + av + ", " + bv + ", " + c + ") : (" + view + ", " + view + ", " + buf + ") -> ()");
   std::string r = e.assign("bufferization.to_tensor " + c + " restrict writable : " + buf + " to " + dyn);
@@ -721,34 +719,55 @@ Scalar window_read(Body& b, const Val& x, const ConvWindow& cw, const std::strin
   return b.select(ok, b.convert({xv, x.type.dtype}, acc), zero(b, acc));
 }
 
-// An ungrouped float32/float64 conv as the interpreter computes it: the windows gathered into a patch
-// matrix (N * out positions, C * window) by one parallel linalg.generic, multiplied by the kernel viewed
-// as (O, C * window), transposed, through BLAS's gemm; the (N * out positions, O) product is reshaped and
-// transposed to (N, O, out spatial...). The loop nest below was 10-60x slower (docs/mlir.md).
+// An ungrouped float32/float64 conv as the interpreter computes it, through BLAS's gemm: the input is
+// written into a zero tensor at its lhs dilation and positive padding (negative padding crops: an
+// offset in the reads), then the windows gathered into a patch matrix laid out (C, window..., N, out
+// spatial...) by one linalg.generic whose read is an affine map (no bounds checks; the innermost loop
+// walks an output row, so it vectorises at unit stride), the kernel viewed as (O, C * window) times that
+// matrix, and the (O, N * out positions) product transposed to (N, O, out spatial...).
 Val conv_gemm(Emitter& e, const Val& x, const Val& w, const TensorType& rt, const ConvWindow& cw) {
   size_t n = rt.rank() - 2;
   DType t = rt.dtype;
-  std::vector<DimExpr> pd;  // patches: (N, out spatial..., C, window...)
-  pd.push_back(x.type.shape[0]);
-  for (size_t i = 0; i < n; ++i) pd.push_back(rt.shape[2 + i]);
-  pd.push_back(x.type.shape[1]);
-  for (size_t i = 0; i < n; ++i) pd.push_back(w.type.shape[2 + i]);
-  Shape ps(pd);
-  size_t pr = ps.rank();
-  std::vector<std::string> its(pr, "parallel");
+  auto size_of = [&](const DimExpr& d) { return d.is_const() ? std::to_string(d.value()) : e.extent(d); };
+  // The padded input and where x goes in it.
+  std::vector<DimExpr> pdims{x.type.shape[0], x.type.shape[1]};
+  Names offs{"0", "0"}, sizes{size_of(x.type.shape[0]), size_of(x.type.shape[1])}, steps{"1", "1"};
+  std::vector<int64_t> shift;  // per spatial dim: where dilated index 0 is read from, past the cropping
+  for (size_t i = 0; i < n; ++i) {
+    const DimExpr& h = x.type.shape[2 + i];
+    int64_t lo = cw.pad[2 * i], hi = cw.pad[2 * i + 1], l = cw.ldil[i];
+    DimExpr dilated = max((h - DimExpr(1)) * DimExpr(l) + DimExpr(1), DimExpr(0));
+    pdims.push_back(dilated + DimExpr(std::max<int64_t>(lo, 0) + std::max<int64_t>(hi, 0)));
+    offs.push_back(std::to_string(std::max<int64_t>(lo, 0)));
+    sizes.push_back(size_of(h));
+    steps.push_back(std::to_string(l));
+    shift.push_back(std::max<int64_t>(-lo, 0));
+  }
+  Body top(e);
+  Val padded0 = e.fill(zero(top, t), TensorType(t, Shape(pdims)));
+  Val padded{
+      e.assign("tensor.insert_slice " + x.name + " into " + padded0.name + "[" + join(offs) + "] [" + join(sizes) +
+               "] [" + join(steps) + "] : " + tensor_type(x.type) + " into " + tensor_type(padded0.type)),
+      padded0.type};
+  // Patches (C, window..., N, out spatial...): loop d0 = c, d(1+i) = window offset i, d(1+n) = batch,
+  // d(2+n+i) = out position i.
+  std::vector<DimExpr> qd{x.type.shape[1]};
+  for (size_t i = 0; i < n; ++i) qd.push_back(w.type.shape[2 + i]);
+  qd.push_back(x.type.shape[0]);
+  for (size_t i = 0; i < n; ++i) qd.push_back(rt.shape[2 + i]);
+  Shape qs(qd);
+  Names read{dname(1 + n), dname(0)};
+  for (size_t i = 0; i < n; ++i)
+    read.push_back(dname(2 + n + i) + " * " + std::to_string(cw.strides[i]) + " + " + dname(1 + i) + " * " +
+                   std::to_string(cw.rdil[i]) + " + " + std::to_string(shift[i]));
+  std::string rmap = join(read);
   Val patches =
-      e.generic({}, {}, e.empty(TensorType(t, ps)), identity_map(pr), its, [&](Body& b, std::span<const Scalar>) {
-        std::vector<std::string> os, k;
-        for (size_t i = 0; i < n; ++i) {
-          os.push_back(b.index(static_cast<int>(1 + i)));
-          k.push_back(b.index(static_cast<int>(2 + n + i)));
-        }
-        return window_read(b, x, cw, b.index(0), b.index(static_cast<int>(1 + n)), os, k, t);
-      });
+      e.generic(std::span(&padded, 1), std::span(&rmap, 1), e.empty(TensorType(t, qs)), identity_map(qs.rank()),
+                Names(qs.rank(), "parallel"), [](Body&, std::span<const Scalar> v) { return v[0]; });
   // Collapses dims [0, split) and [split, rank) of v into two.
   auto collapse = [&](const Val& v, size_t split) {
     DimExpr rows(1), cols(1);
-    std::vector<std::string> g0, g1;
+    Names g0, g1;
     for (size_t i = 0; i < v.type.rank(); ++i) {
       (i < split ? rows : cols) = (i < split ? rows : cols) * v.type.shape[i];
       (i < split ? g0 : g1).push_back(std::to_string(i));
@@ -759,28 +778,23 @@ Val conv_gemm(Emitter& e, const Val& x, const Val& w, const TensorType& rt, cons
                ct};
   };
   Val pm = collapse(patches, 1 + n), wm = collapse(w, 1);
-  DimExpr rows = pm.type.shape[0];
-  Val prod = blas_matmul(e, pm, wm, TensorType(t, Shape({rows, w.type.shape[0]})), /*transpose_b=*/true);
-  // (N * out positions, O) -> (N, out spatial..., O) -> (N, O, out spatial...)
-  std::vector<DimExpr> ed;
-  ed.push_back(x.type.shape[0]);
+  Val prod = blas_matmul(e, wm, pm, TensorType(t, Shape({w.type.shape[0], pm.type.shape[1]})));
+  // (O, N * out positions) -> (O, N, out spatial...) -> (N, O, out spatial...)
+  std::vector<DimExpr> ed{w.type.shape[0], x.type.shape[0]};
   for (size_t i = 0; i < n; ++i) ed.push_back(rt.shape[2 + i]);
-  ed.push_back(w.type.shape[0]);
   Shape es(ed);
-  std::vector<std::string> g0, out_shape;
-  for (size_t i = 0; i <= n; ++i) g0.push_back(std::to_string(i));
-  for (const DimExpr& d : es) out_shape.push_back(d.is_const() ? std::to_string(d.value()) : e.extent(d));
+  Names g1, out_shape;
+  for (size_t i = 1; i < n + 2; ++i) g1.push_back(std::to_string(i));
+  for (const DimExpr& d : es) out_shape.push_back(size_of(d));
   TensorType et(t, es);
-  Val expanded{
-      e.assign("tensor.expand_shape " + prod.name + " [[" + join(g0) + "], [" + std::to_string(n + 1) +
-               "]] output_shape [" + join(out_shape) + "] : " + tensor_type(prod.type) + " into " + tensor_type(et)),
-      et};
-  std::vector<std::string> read{dname(0)};
-  for (size_t i = 0; i < n; ++i) read.push_back(dname(2 + i));
-  read.push_back(dname(1));
-  std::string map = join(read);
+  Val expanded{e.assign("tensor.expand_shape " + prod.name + " [[0], [" + join(g1) + "]] output_shape [" +
+                        join(out_shape) + "] : " + tensor_type(prod.type) + " into " + tensor_type(et)),
+               et};
+  Names back{dname(1), dname(0)};
+  for (size_t i = 0; i < n; ++i) back.push_back(dname(2 + i));
+  std::string map = join(back);
   return e.generic(std::span(&expanded, 1), std::span(&map, 1), e.empty(rt), identity_map(n + 2),
-                   std::vector<std::string>(n + 2, "parallel"), [](Body&, std::span<const Scalar> v) { return v[0]; });
+                   Names(n + 2, "parallel"), [](Body&, std::span<const Scalar> v) { return v[0]; });
 }
 
 // N-d cross-correlation. Ungrouped float32/float64: conv_gemm. Otherwise loops (N, O, out spatial...,
