@@ -8,6 +8,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/sanitizers.h"
+
 namespace evoxc {
 
 namespace {
@@ -24,17 +26,7 @@ class BlockCache {
   static constexpr size_t kMaxBytes = size_t{256} << 20;  // what the cache may hold in all
   static constexpr size_t kPage = 4096;
   // Under AddressSanitizer every block goes back to malloc, so a use after free is still caught.
-#if defined(__SANITIZE_ADDRESS__)
-  static constexpr bool kEnabled = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  static constexpr bool kEnabled = false;
-#else
-  static constexpr bool kEnabled = true;
-#endif
-#else
-  static constexpr bool kEnabled = true;
-#endif
+  static constexpr bool kEnabled = !kAddressSanitizer;
 
   static size_t rounded(size_t n) { return n < kMinBytes ? n : (n + kPage - 1) / kPage * kPage; }
 

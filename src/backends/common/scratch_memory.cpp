@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "core/sanitizers.h"
+
 namespace evoxc::scratch_memory {
 namespace {
 
@@ -20,17 +22,7 @@ constexpr uint32_t kMaxBlocksPerClass = 64;
 constexpr size_t kMaxBytesPerThread = size_t{32} << 20;
 
 // Under AddressSanitizer every block goes back to malloc, so a use after free is still caught.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kEnabled = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kEnabled = false;
-#else
-constexpr bool kEnabled = true;
-#endif
-#else
-constexpr bool kEnabled = true;
-#endif
+constexpr bool kEnabled = !kAddressSanitizer;
 
 // Written just below the payload: where the block starts and which class it is.
 struct Header {

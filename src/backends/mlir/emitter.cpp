@@ -299,6 +299,11 @@ std::string Emitter::extent(const DimExpr& d) {
   throw InternalError("mlir: unknown extent expression");
 }
 
+std::string Emitter::size(const DimExpr& d) {
+  if (auto c = d.as_const()) return std::to_string(*c);
+  return extent(d);
+}
+
 Val Emitter::empty(const TensorType& t) {
   std::string dyn;
   for (const DimExpr& d : t.shape)

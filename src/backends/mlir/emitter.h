@@ -108,6 +108,8 @@ class Emitter {
   Val splat(const Attribute& value, DType t, const Shape& shape);
   // An extent as an `index` SSA value (tensor.dim of the input it comes from, plus arithmetic).
   std::string extent(const DimExpr& d);
+  // An extent as a slice size or static shape list writes it: the literal when static, else extent(d).
+  std::string size(const DimExpr& d);
   // The `index` constant.
   std::string index_constant(int64_t v);
   // `%r = <text> : <type>` with a fresh name; returns the name. `text` follows the `=`.

@@ -464,8 +464,6 @@ Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt) {
 Val blas_batched_matmul(Emitter& e, const Operation& op, const Val& a, const Val& b, const TensorType& rt) {
   size_t R = rt.rank(), nb = R - 2;
   Names ivs;
-  // A slice size as MLIR types it: a literal where the extent is static.
-  auto size_of = [&](const DimExpr& d) { return d.is_const() ? std::to_string(d.value()) : e.extent(d); };
   auto matrix = [&](const Val& x, const DimExpr& rows, const DimExpr& cols) {
     size_t r = x.type.rank(), own = r - 2;
     Names offs, sizes, ones;
@@ -480,8 +478,8 @@ Val blas_batched_matmul(Emitter& e, const Operation& op, const Val& a, const Val
       sizes.push_back("1");
     }
     offs.insert(offs.end(), {"0", "0"});
-    sizes.push_back(size_of(rows));
-    sizes.push_back(size_of(cols));
+    sizes.push_back(e.size(rows));
+    sizes.push_back(e.size(cols));
     ones.assign(r, "1");
     TensorType mt(x.type.dtype, Shape({rows, cols}));
     return Val{e.assign("tensor.extract_slice " + x.name + "[" + join(offs) + "] [" + join(sizes) + "] [" + join(ones) +
@@ -497,8 +495,8 @@ Val blas_batched_matmul(Emitter& e, const Operation& op, const Val& a, const Val
       Val p = blas_matmul(e, matrix(a, m, k), matrix(b, k, n), TensorType(rt.dtype, Shape({m, n})));
       Names offs = ivs, sizes(nb, "1");
       offs.insert(offs.end(), {"0", "0"});
-      sizes.push_back(size_of(m));
-      sizes.push_back(size_of(n));
+      sizes.push_back(e.size(m));
+      sizes.push_back(e.size(n));
       return e.assign("tensor.insert_slice " + p.name + " into " + acc + "[" + join(offs) + "] [" + join(sizes) +
                       "] [" + join(Names(R, "1")) + "] : " + tensor_type(p.type) + " into " + tensor_type(rt));
     }
@@ -679,7 +677,7 @@ std::vector<Val> lower_norm(Emitter& e, const Operation& op, std::span<const Val
 // The conv's attributes and the input extents its window reads check against.
 struct ConvWindow {
   Ints strides, pad, ldil, rdil;
-  std::vector<std::string> in_ext;  // input spatial extents
+  std::vector<std::string> in_ext;  // input spatial extents (the loop form's bounds checks)
 };
 
 // In a body: the input element at batch `nb`, channel `ch`, out position `os[i]` and window offset `k[i]`
@@ -728,10 +726,9 @@ Scalar window_read(Body& b, const Val& x, const ConvWindow& cw, const std::strin
 Val conv_gemm(Emitter& e, const Val& x, const Val& w, const TensorType& rt, const ConvWindow& cw) {
   size_t n = rt.rank() - 2;
   DType t = rt.dtype;
-  auto size_of = [&](const DimExpr& d) { return d.is_const() ? std::to_string(d.value()) : e.extent(d); };
   // The padded input and where x goes in it.
   std::vector<DimExpr> pdims{x.type.shape[0], x.type.shape[1]};
-  Names offs{"0", "0"}, sizes{size_of(x.type.shape[0]), size_of(x.type.shape[1])}, steps{"1", "1"};
+  Names offs{"0", "0"}, sizes{e.size(x.type.shape[0]), e.size(x.type.shape[1])}, steps{"1", "1"};
   std::vector<int64_t> shift;  // per spatial dim: where dilated index 0 is read from, past the cropping
   for (size_t i = 0; i < n; ++i) {
     const DimExpr& h = x.type.shape[2 + i];
@@ -739,7 +736,7 @@ Val conv_gemm(Emitter& e, const Val& x, const Val& w, const TensorType& rt, cons
     DimExpr dilated = max((h - DimExpr(1)) * DimExpr(l) + DimExpr(1), DimExpr(0));
     pdims.push_back(dilated + DimExpr(std::max<int64_t>(lo, 0) + std::max<int64_t>(hi, 0)));
     offs.push_back(std::to_string(std::max<int64_t>(lo, 0)));
-    sizes.push_back(size_of(h));
+    sizes.push_back(e.size(h));
     steps.push_back(std::to_string(l));
     shift.push_back(std::max<int64_t>(-lo, 0));
   }
@@ -785,7 +782,7 @@ Val conv_gemm(Emitter& e, const Val& x, const Val& w, const TensorType& rt, cons
   Shape es(ed);
   Names g1, out_shape;
   for (size_t i = 1; i < n + 2; ++i) g1.push_back(std::to_string(i));
-  for (const DimExpr& d : es) out_shape.push_back(size_of(d));
+  for (const DimExpr& d : es) out_shape.push_back(e.size(d));
   TensorType et(t, es);
   Val expanded{e.assign("tensor.expand_shape " + prod.name + " [[0], [" + join(g1) + "]] output_shape [" +
                         join(out_shape) + "] : " + tensor_type(prod.type) + " into " + tensor_type(et)),
@@ -818,10 +815,10 @@ std::vector<Val> lower_conv(Emitter& e, const Operation& op, std::span<const Val
   if (std::any_of(x.type.shape.begin(), x.type.shape.end(), none) ||
       std::any_of(rt.shape.begin(), rt.shape.end(), none))
     return {zeros(e, rt)};
-  for (size_t i = 0; i < n; ++i) cw.in_ext.push_back(e.extent(x.type.shape[2 + i]));
   if (groups == 1 && (rt.dtype == DType::F32 || rt.dtype == DType::F64) && x.type.dtype == rt.dtype &&
       w.type.dtype == rt.dtype)
     return {conv_gemm(e, x, w, rt, cw)};
+  for (size_t i = 0; i < n; ++i) cw.in_ext.push_back(e.extent(x.type.shape[2 + i]));
   // loop dims: 0 batch, 1 out feature, 2..2+n out spatial, 2+n input feature in group, 3+n.. window
   std::vector<std::string> wmap{dname(1), dname(2 + n)};
   for (size_t i = 0; i < n; ++i) wmap.push_back(dname(3 + n + i));

@@ -74,11 +74,6 @@ std::string to_index(Emitter& e, const Scalar& i64) {
 Scalar from_index(Emitter& e, const std::string& i) {
   return {e.assign("arith.index_cast " + i + " : index to i64"), DType::I64};
 }
-// An extent as a literal when static (for slice sizes/offsets), else its SSA value.
-std::string static_or_ssa(Emitter& e, const DimExpr& d) {
-  if (auto c = d.as_const()) return std::to_string(*c);
-  return e.extent(d);
-}
 
 Scalar zero_of(Body& b, DType t) {
   if (t == DType::Bool) return b.b(false);
@@ -216,7 +211,7 @@ std::vector<Val> lower_slice(Emitter& e, const Operation& op, std::span<const Va
   Names offs, sizes, steps;
   for (size_t i = 0; i < start.size(); ++i) {
     offs.push_back(std::to_string(start[i]));
-    sizes.push_back(static_or_ssa(e, rt.shape[i]));
+    sizes.push_back(e.size(rt.shape[i]));
     steps.push_back(std::to_string(strides[i]));
   }
   return {{e.assign("tensor.extract_slice " + in[0].name + "[" + join(offs) + "] [" + join(sizes) + "] [" +
@@ -228,7 +223,7 @@ std::vector<Val> lower_slice(Emitter& e, const Operation& op, std::span<const Va
 Val insert(Emitter& e, const Val& part, const Val& into, const Names& offsets) {
   Names sizes, ones;
   for (const DimExpr& d : part.type.shape) {
-    sizes.push_back(static_or_ssa(e, d));
+    sizes.push_back(e.size(d));
     ones.push_back("1");
   }
   return {
@@ -625,7 +620,7 @@ std::vector<Val> lower_dynamic_slice(Emitter& e, const Operation& op, std::span<
   Names starts = clamped_starts(e, in.subspan(1), in[0].type.shape, rt.shape);
   Names sizes, ones;
   for (const DimExpr& d : rt.shape) {
-    sizes.push_back(static_or_ssa(e, d));
+    sizes.push_back(e.size(d));
     ones.push_back("1");
   }
   return {{e.assign("tensor.extract_slice " + in[0].name + "[" + join(starts) + "] [" + join(sizes) + "] [" +
@@ -801,7 +796,7 @@ Val permutation_by_network(Emitter& e, std::span<const Val> keys, size_t dim, bo
   perm = {outer, pt};
   if (count == ps[dim]) return perm;
   Names offs(ps.rank(), "0"), sizes, ones(ps.rank(), "1");
-  for (size_t d = 0; d < ps.rank(); ++d) sizes.push_back(static_or_ssa(e, d == dim ? count : s[d]));
+  for (size_t d = 0; d < ps.rank(); ++d) sizes.push_back(e.size(d == dim ? count : s[d]));
   Shape rs = s;
   rs[dim] = count;
   TensorType rt(DType::I64, rs);

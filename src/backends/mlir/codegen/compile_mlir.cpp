@@ -290,13 +290,11 @@ struct ParallelConcat : mlir::PassWrapper<ParallelConcat, mlir::OperationPass<ml
         args.push_back(v);
     }
     auto module = c->getParentOfType<mlir::ModuleOp>();
-    auto out_type = mlir::RankedTensorType::get(c.getResultType().getShape(), c.getResultType().getElementType());
-    llvm::SmallVector<int64_t> shape(out_type.getShape());
-    int64_t extent = 0;
+    llvm::SmallVector<int64_t> shape(c.getResultType().getShape());
+    shape[c.getDim()] = 0;
     for (unsigned i = begin; i < end; ++i)
-      extent += llvm::cast<mlir::RankedTensorType>(c.getOperand(i).getType()).getDimSize(c.getDim());
-    shape[c.getDim()] = extent;
-    out_type = mlir::RankedTensorType::get(shape, out_type.getElementType());
+      shape[c.getDim()] += llvm::cast<mlir::RankedTensorType>(c.getOperand(i).getType()).getDimSize(c.getDim());
+    auto out_type = mlir::RankedTensorType::get(shape, c.getResultType().getElementType());
     mlir::OpBuilder mb = mlir::OpBuilder::atBlockEnd(module.getBody());
     auto fn = mlir::func::FuncOp::create(mb, loc, "evoxc_concat_part_" + std::to_string(outlined++),
                                          mb.getFunctionType(mlir::ValueRange(args).getTypes(), {out_type}));
