@@ -268,6 +268,48 @@ TEST(MlirBackend, WideConcatRunsItsOperandsInParallel) {
 #endif
 }
 
+// A chain of row_switch ops (a merged population) runs as one group: at two threads one dispatch on the pool
+// for all its loops, each block running every member over its rows; results equal the interpreter's. A small
+// loop (work known at compile time, under one block) is not dispatched at all.
+TEST(MlirBackend, RowSwitchChainIsOneDispatch) {
+  REQUIRE_MLIR();
+  std::string rows;
+  for (int i = 0; i < 32; ++i) rows += (i ? ", " : "") + std::to_string((i * 5 + i / 7) % 3);
+  auto op = [&](int k, const std::string& in, const std::string& variants) {
+    return "    %" + std::to_string(k) + " = evoxc.row_switch(" + in + ") attributes {rows = [" + rows +
+           "], variants = \"" + variants + "\"} : tensor<32x512xf32>\n";
+  };
+  Graph g =
+      Graph::parse(std::string("module @\"main\" version 1 attributes {inputs = \"(*, *)\", outputs = \"*\"} {\n") +
+                   "  func @main(%arg0: tensor<32x512xf32>, %arg1: tensor<512xf32>) -> tensor<32x512xf32> {\n" +
+                   op(0, "%arg0, %arg1", "add,multiply,maximum") + op(1, "%0", "tanh,neg,abs") +
+                   op(2, "%1, %arg1", "subtract,add,minimum") + "    evoxc.return(%2)\n  }\n}\n");
+  std::vector<float> x(32 * 512), y(512);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 101) / 25.0f - 2.0f;
+  for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i % 13) / 6.0f - 1.0f;
+  std::vector<Tensor> in = {Tensor::from_vector(x, {32, 512}), Tensor::from_vector(y, {512})};
+  std::vector<Tensor> want(1), got(1);
+  load(compile(lower(g))).execute(in, want);
+  LoweredProgram low = lower(g, "mlir");
+  load(compile(low, CompileOptions{OptLevel(2), {}})).execute(in, got);
+  expect_close(got[0].to_vector<float>(), want[0].to_vector<float>());
+#if EVOXC_HAS_MLIR
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(low.text(), "evoxc.row_runs"), 3u);
+  mlir_codegen::CodegenOptions two;
+  two.threads = 2;
+  EXPECT_EQ(count(mlir_codegen::lower_to_loops(low.text(), two), "async.runtime.create_group"), 1u);
+  mlir_codegen::CodegenOptions one;
+  EXPECT_EQ(count(mlir_codegen::lower_to_loops(low.text(), one), "async."), 0u);
+  // 1000 elements of tanh(a * b + a): far under one block's work.
+  EXPECT_EQ(count(mlir_codegen::lower_to_loops(lower(chain_graph(), "mlir").text(), two), "async."), 0u);
+#endif
+}
+
 // float32/float64 matrix products go to BLAS: row-major, transposed and strided (sliced) operands,
 // empty contractions and empty results equal the interpreter's.
 TEST(MlirBackend, BlasMatmulTakesEveryOperandLayout) {

@@ -2,6 +2,8 @@
 slices) and row_switch, checked against the interpreter: both branch kinds, clamped indices, captured values,
 multiple results, zero-step loops, reversed scans, symbolic lengths, nesting, and row_switch runs."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -408,6 +410,60 @@ def test_row_switch_many_runs(rows):
         TensorSpec((rows, 4), evoxc.int16), TensorSpec((rows, 4), evoxc.int16))
     a = rng.integers(-3, 3, (rows, 4)).astype(np.int16)
     check_graph(g, [a, np.where(rng.integers(0, 2, (rows, 4)) == 1, a, 1).astype(np.int16)], "comparison runs")
+
+
+def test_row_switch_chain_loops_over_one_partition():
+    # A merged population: consecutive row_switch ops share one partition of rows (the common refinement of
+    # their runs: the first position has a long run the others split), marked as one group that codegen runs
+    # in blocks of rows on the pool (O2) or loop by loop (O1), bit for bit the same.
+    rows = 40
+    rng = np.random.default_rng(11)
+    binary = [lambda x, y: x + y, lambda x, y: x * y, evoxc.maximum, lambda x, y: x - y]
+    unary = [evoxc.tanh, evoxc.sin, evoxc.neg]
+    picks = rng.integers(0, 12, (rows, 6))
+    picks[:12, 0] = 2
+
+    def program(p):
+        def f(x, c):
+            y = x
+            for k in range(3):
+                y = unary[p[2 * k + 1] % 3](binary[p[2 * k] % 4](y, c))
+            return y
+        return f
+
+    g = evoxc.batch_functions([program(p) for p in picks], axes=(0, None), switch_ops=True)(
+        TensorSpec((rows, 2, 33)), TensorSpec((33,)))
+    assert g.to_string().count("evoxc.row_switch") == 6
+    x = f32(rows, 2, 33)
+    x[0, 0, 0], x[-1, 1, 1] = np.nan, -0.0
+    c = f32(33)
+    outs = {}
+    for level in (1, 2):
+        text, outs[level], want = run_both(g, [x, c], opt_level=level)
+        groups = re.findall(r'evoxc.row_runs = "([^"]+)"', text)
+        assert len(groups) == 6 and len(set(groups)) == 1, groups
+        assert_same(outs[level][0], want[0], f"row_switch chain O{level}")
+    # The blocks on the pool compute exactly what the loops one after another do.
+    assert np.array_equal(outs[1][0].view(np.uint32), outs[2][0].view(np.uint32))
+
+
+def test_row_switch_group_ends_at_a_whole_read():
+    # %1 broadcasts %0 (rank 2) against its rank-3 rows: it reads every row of %0, not its own, so it
+    # starts a group of its own (run in the same blocks as %0 it would read rows not yet written).
+    rows = ", ".join(str(i % 2) for i in range(10))
+    text = f"""module @"main" version 1 attributes {{inputs = "(*, *, *)", outputs = "*"}} {{
+  func @main(%arg0: tensor<10x3xf32>, %arg1: tensor<3xf32>, %arg2: tensor<10x10x3xf32>) -> tensor<10x10x3xf32> {{
+    %0 = evoxc.row_switch(%arg0, %arg1) attributes {{rows = [{rows}], variants = "add,multiply"}} : tensor<10x3xf32>
+    %1 = evoxc.row_switch(%arg2, %0) attributes {{rows = [{rows}], variants = "subtract,add"}} : tensor<10x10x3xf32>
+    evoxc.return(%1)
+  }}
+}}
+"""
+    g = evoxc.Graph.parse(text)
+    low, got, want = run_both(g, [f32(10, 3), f32(3), f32(10, 10, 3)], opt_level=2)
+    assert len(set(re.findall(r'evoxc.row_runs = "([^"]+)"', low))) == 2
+    for a, b in zip(got, want):
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
 
 
 def test_row_switch_symbolic_inner_extent():

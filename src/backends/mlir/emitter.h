@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -130,6 +131,20 @@ class Emitter {
   void declare(const std::string& line) { declarations_.insert(line); }
   const std::set<std::string>& declarations() const { return declarations_; }
 
+  // What a rule works out once for several ops and reads back at each (row_switch's shared partition
+  // of rows), keyed by whatever it is about; kept as long as the emitter.
+  template <class T>
+  const T* recall(const void* key) const {
+    auto it = notes_.find(key);
+    return it == notes_.end() ? nullptr : static_cast<const T*>(it->second.get());
+  }
+  template <class T>
+  const T* remember(const void* key, std::shared_ptr<const T> note) {
+    const T* p = note.get();
+    notes_[key] = std::move(note);
+    return p;
+  }
+
   // BackendError naming the op and its location.
   [[noreturn]] static void fail(const Operation& op, const std::string& why);
   const Operation* current() const { return current_; }
@@ -146,6 +161,7 @@ class Emitter {
   std::map<std::string, SymbolSource> symbols_;
   std::unordered_map<const Value*, Val> env_;
   std::set<std::string> declarations_;
+  std::unordered_map<const void*, std::shared_ptr<const void>> notes_;
   friend class Body;
 };
 

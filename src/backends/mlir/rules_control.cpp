@@ -5,7 +5,9 @@
 // is read directly under the name the enclosing block gave it (Emitter::lower_block finds it in its map).
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/mlir/emitter.h"
@@ -300,6 +302,13 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
 // alternate variants) would make the module, and its compile time, grow with the runs, so they become one
 // scf.for over a constant table of runs with an scf.index_switch on the variant: the module grows with the
 // variants used, and each run costs one loop nest writing straight into its rows of the result.
+//
+// A merged population is a chain of such ops (one per position of the programs). Consecutive many-run
+// row_switch ops of one block over the same rows loop over one shared partition (the common refinement of
+// their runs) and mark their loops with one `evoxc.row_runs` group: iteration k of each then reads, of the
+// group's earlier results, only the rows iteration k of those wrote, so codegen can run the whole group in
+// blocks of the partition on the pool, each block running every member over its rows (RowRuns in
+// codegen/compile_mlir.cpp).
 
 constexpr size_t kMaxUnrolledRuns = 8;
 
@@ -316,6 +325,65 @@ std::vector<Run> runs_of(const std::vector<int64_t>& rows) {
     r0 = r1;
   }
   return runs;
+}
+
+// The loop of a group of consecutive many-run row_switch ops: the rows' shared partition (the common
+// refinement of the members' runs; `variant` unused) and the group's name.
+struct RowGroup {
+  std::vector<Run> segments;
+  std::string name;
+};
+
+bool is_row_switch(const Operation& op) {
+  static const OpInfo& row_switch = get_op("row_switch");
+  return &op.info() == &row_switch;
+}
+
+const std::vector<int64_t>& rows_attr(const Operation& op) { return attr_ints(op.attributes(), "rows", "row_switch"); }
+
+// The group `op` belongs to, worked out at its first member (ops are lowered in block order). A member
+// takes none of the group's earlier results whole (a lower-rank operand is read whole, not by rows).
+const RowGroup& row_group(Emitter& e, const Operation& op) {
+  if (const auto* g = e.recall<RowGroup>(&op)) return *g;
+  std::vector<const Operation*> members{&op};
+  if (const Block* b = op.parent_block()) {
+    const auto& ops = b->operations();
+    // Each op's position in its block, worked out once per block (a block can hold many groups).
+    using Positions = std::unordered_map<const Operation*, size_t>;
+    const Positions* pos = e.recall<Positions>(b);
+    if (!pos) {
+      auto p = std::make_shared<Positions>();
+      for (size_t i = 0; i < ops.size(); ++i) (*p)[ops[i].get()] = i;
+      pos = e.remember<Positions>(b, p);
+    }
+    auto at = ops.begin() + static_cast<std::ptrdiff_t>(pos->at(&op));
+    std::vector<const Value*> results{op.result(0)};
+    size_t n = rows_attr(op).size();
+    for (auto it = at + 1; it != ops.end(); ++it) {
+      const Operation& next = **it;
+      if (!is_row_switch(next) || rows_attr(next).size() != n || runs_of(rows_attr(next)).size() <= kMaxUnrolledRuns)
+        break;
+      size_t rank = next.result(0)->type().shape.rank();
+      bool whole = std::any_of(next.operands().begin(), next.operands().end(), [&](const Value* v) {
+        return v->type().shape.rank() != rank && std::find(results.begin(), results.end(), v) != results.end();
+      });
+      if (whole) break;
+      members.push_back(&next);
+      results.push_back(next.result(0));
+    }
+  }
+  std::vector<int64_t> starts;
+  for (const Operation* m : members)
+    for (const Run& r : runs_of(rows_attr(*m))) starts.push_back(r.start);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  auto group = std::make_shared<RowGroup>();
+  int64_t end = static_cast<int64_t>(rows_attr(op).size());
+  for (size_t i = 0; i < starts.size(); ++i)
+    group->segments.push_back({starts[i], (i + 1 < starts.size() ? starts[i + 1] : end) - starts[i], 0});
+  group->name = e.fresh("row_runs");
+  for (const Operation* m : members) e.remember<RowGroup>(m, group);
+  return *group;
 }
 
 // Rows [start, start + count) of a per-row operand (the other axes whole), with `lead` its leading extent.
@@ -372,22 +440,26 @@ std::vector<Val> row_switch_rule(Emitter& e, const Operation& op, std::span<cons
     return {acc};
   }
 
-  // The table of runs as int64 constants (start, count, variant), read per step.
+  // The table of the group's segments as int64 constants (start, count, variant), read per step.
+  const RowGroup& group = row_group(e, op);
+  const std::vector<int64_t>& rows = rows_attr(op);
+  std::vector<Run> segments = group.segments;
+  for (Run& s : segments) s.variant = rows[static_cast<size_t>(s.start)];
   auto table = [&](auto field) {
     std::vector<int64_t> v;
-    for (const Run& run : runs) v.push_back(field(run));
+    for (const Run& s : segments) v.push_back(field(s));
     return e.constant(Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}));
   };
   Val starts = table([](const Run& r) { return r.start; });
   Val counts = table([](const Run& r) { return r.count; });
   Val which = table([](const Run& r) { return r.variant; });
   std::vector<int64_t> used;
-  for (const Run& run : runs)
-    if (std::find(used.begin(), used.end(), run.variant) == used.end()) used.push_back(run.variant);
+  for (const Run& s : segments)
+    if (std::find(used.begin(), used.end(), s.variant) == used.end()) used.push_back(s.variant);
   std::sort(used.begin(), used.end());
 
   std::string zero = e.index_constant(0), one = e.index_constant(1);
-  std::string n = e.index_constant(static_cast<int64_t>(runs.size()));
+  std::string n = e.index_constant(static_cast<int64_t>(segments.size()));
   std::string k = e.fresh("%k"), it = e.fresh("%it");
   std::string result = e.fresh();
   e.line(result + " = scf.for " + k + " = " + zero + " to " + n + " step " + one + " iter_args(" + it + " = " +
@@ -429,7 +501,7 @@ std::vector<Val> row_switch_rule(Emitter& e, const Operation& op, std::span<cons
     Val out{next, rt};
     yield(e, {&out, 1});
   });
-  e.line("}");
+  e.line("} {evoxc.row_runs = \"" + group.name + "\"}");
   return {{result, rt}};
 }
 
