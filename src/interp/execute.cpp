@@ -114,8 +114,8 @@ std::string bindings_text(const Program& p, const Program::FrameData& f) {
   return s;
 }
 
-// Symbolic programs: evaluate every extent, run the checks in op order, count elements, size buffers.
-void resolve_shapes(const Program& p, Program::FrameData& f) {
+// Symbolic programs: evaluate every extent, run the checks in op order, count elements.
+void evaluate_shapes(const Program& p, Program::FrameData& f) {
   for (size_t e = 0; e < p.code.size(); ++e) f.expr_vals[e] = p.code.eval(static_cast<int32_t>(e), f.syms.data());
   for (const Check& c : p.checks) {
     int64_t a = f.expr_vals[static_cast<size_t>(c.a)], b = f.expr_vals[static_cast<size_t>(c.b)];
@@ -149,6 +149,11 @@ void resolve_shapes(const Program& p, Program::FrameData& f) {
     }
     f.numel[v] = n;
   }
+}
+
+// Symbolic programs: evaluate_shapes, then size the buffers.
+void resolve_shapes(const Program& p, Program::FrameData& f) {
+  evaluate_shapes(p, f);
   size_t off = 0;
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     size_t bytes = 0;
@@ -509,6 +514,15 @@ void rethrow_in_loop(const RunLimitError& e, const Operation& op, int64_t iterat
 
 void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
   execute(p, inputs, outputs, RunLimits{});
+}
+
+void check_shapes(const Program& p, std::span<const Tensor> inputs) {
+  if (inputs.size() != p.num_inputs)
+    throw ValidationError("execute: the program takes " + std::to_string(p.num_inputs) + " input tensors, got " +
+                          std::to_string(inputs.size()));
+  FrameLease f(p);
+  check_inputs(p, inputs, *f);
+  if (!p.all_static) evaluate_shapes(p, *f);
 }
 
 void execute(const Program& p, std::span<const Tensor> inputs, std::span<Tensor> outputs, const RunLimits& limits) {

@@ -214,11 +214,13 @@ def test_scan_given_length_and_symbolic_xs():
     g = evoxc.trace(lambda c, xs: evoxc.scan(lambda c, x: (c + x, c * 2.0), c, xs, length=3, reverse=True),
                     TensorSpec((2,)), TensorSpec((N, 2)))
     check_graph(g, [t(f32(2)), t(f32(3, 2))], "length 3, N = 3")
-    # A mismatch is the interpreter's ValidationError; compiled code cannot raise it, but it stops at the
-    # shortest xs rather than read past it.
-    exe = evoxc.load(evoxc.compile(evoxc.lower(g, "mlir")))
-    c, ys = evoxc.run(exe, t(f32(2)), t(np.zeros((0, 2), np.float32)))
-    assert ys.shape == (3, 2)
+    # A mismatch is the interpreter's ValidationError on both (the compiled program runs its checks first).
+    messages = []
+    for exe in (evoxc.build(g), evoxc.load(evoxc.compile(evoxc.lower(g, "mlir")))):
+        with pytest.raises(evoxc.ValidationError, match="leading extent of xs operand 1 and the scan length") as e:
+            evoxc.run(exe, t(f32(2)), t(np.zeros((0, 2), np.float32)))
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
 
 
 def test_scan_length_without_xs():

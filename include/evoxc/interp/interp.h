@@ -53,6 +53,15 @@ void execute(const Program& program, std::span<const Tensor> inputs, std::span<T
 void execute(const Program& program, std::span<const Tensor> inputs, std::span<Tensor> outputs,
              const RunLimits& limits);
 
+// What execute() checks before any kernel runs: the inputs' dtypes and shapes, the symbols they
+// bind, every extent condition the graph's ops rely on (a convolution's window within its padded
+// input, equal contracting extents, ...) and every value's extent (not negative, within limits);
+// ValidationError exactly as execute() raises it. No kernel runs and no buffer is sized: a
+// backend that runs the same graph as compiled code calls it so bad extents fail there as here
+// (docs/semantics.md). Checks inside control-flow regions run with their regions and are not
+// covered.
+void check_shapes(const Program& program, std::span<const Tensor> inputs);
+
 // The interpreter's kernel table (RuleTable "interp", keyed by op id), for the coverage
 // matrix: has(id) says whether an op has a kernel, deferral(id) why it deliberately has none.
 const RuleTableBase& kernels();

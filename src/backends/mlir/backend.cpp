@@ -13,6 +13,7 @@
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
 #include "evoxc/core/error.h"
+#include "evoxc/interp/interp.h"
 #include "evoxc/pipeline/pipeline.h"
 
 namespace evoxc {
@@ -123,11 +124,22 @@ class MlirExecutable final : public ExecutableImpl {
     // Static programs compare the caller's outputs with shapes decided here, not built per call.
     if (!dynamic_)
       for (size_t j = num_inputs_; j < types_.size(); ++j) static_shapes_.push_back(static_shape(types_[j]));
+    // Symbolic ones check every op's extent conditions at the call's extents with the interpreter's
+    // plan of the same graph (its kernels are never run): the compiled code assumes them, and a
+    // convolution whose window outgrows its input would otherwise return an empty result where the
+    // interpreter raises. An op without an interpreter kernel leaves only the checks below.
+    if (dynamic_) {
+      try {
+        shape_checks_ = interp::prepare(graph_);
+      } catch (const BackendError&) {
+      }
+    }
   }
 
   void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const override {
     if (inputs.size() != num_inputs_ || outputs.size() != types_.size() - num_inputs_)
       throw ValidationError("mlir: execute: wrong number of inputs or outputs");
+    if (shape_checks_) interp::check_shapes(*shape_checks_, inputs);
     DimBindings bindings;
     for (size_t i = 0; i < num_inputs_; ++i) check_input(i, inputs[i], bindings);
     for (size_t j = 0; j < outputs.size(); ++j) {
@@ -206,7 +218,8 @@ class MlirExecutable final : public ExecutableImpl {
   size_t num_inputs_ = 0;
   Layout layout_;
   bool dynamic_ = false;
-  std::vector<std::vector<int64_t>> static_shapes_;  // the outputs' shapes when no extent is symbolic
+  std::vector<std::vector<int64_t>> static_shapes_;      // the outputs' shapes when no extent is symbolic
+  std::shared_ptr<const interp::Program> shape_checks_;  // symbolic programs: the interpreter's shape checks
 };
 
 Capabilities mlir_capabilities() {
