@@ -80,8 +80,8 @@ def test_reductions_of_empty_sets_give_identities():
         for name in ["sum", "prod", "max", "min"]:
             check(lambda t: REDUCERS[name](t, 0), x, what=f"{name} empty {dt}")
     check(lambda t: evoxc.mean(t, 0), np.zeros((0, 3), "float32"), what="mean empty is NaN")
-    # One result per graph: on bool, max is any and min is all, and a program returning one value twice crashes the
-    # mlir backend's calling convention today (a pipeline matter, not these rules').
+    # One op per graph (on bool, max is any and min is all), so a failure names its op. (Returning one value
+    # twice is the calling convention's concern: test_mlir_abi.py.)
     for fn in (evoxc.any, evoxc.all, evoxc.max, evoxc.min):
         check(lambda t: fn(t, 0), np.zeros((0, 2), bool), what=f"{fn.__name__} empty bool")
 
@@ -485,8 +485,8 @@ def test_symbolic_dot_conv_and_empty_batches():
                                                        rhs_dilation=[1, 2]),
                        [evoxc.TensorSpec((2, 2, B, 5), evoxc.float32), spec(w)], [rand((2, 2, h, 5)), w],
                        what=f"symbolic spatial extent {h}")
-    # An empty batch, one op per graph (several ops' empty results are the same value, and a program returning one
-    # value twice crashes the mlir backend's calling convention today: a pipeline matter, not these rules').
+    # An empty batch, one op per graph, so a failure names its op (several ops' empty results would be one value
+    # returned several times, which test_mlir_abi.py covers).
     e = np.zeros((0, 3, 3))
     for fn in (evoxc.det, evoxc.inv, evoxc.lu, evoxc.qr, evoxc.matrix_exp, evoxc.cholesky, evoxc.slogdet,
                evoxc.matrix_rank, lambda a: evoxc.linalg.norm(a, "fro", (-2, -1)),
