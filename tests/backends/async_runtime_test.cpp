@@ -91,6 +91,37 @@ int64_t parallel_sum(int64_t n, bool fail_one = false) {
   return sum.load();
 }
 
+// A task runs with the call context of the thread that submitted it (the mlir backend's run limits reach a
+// call's blocks on the pool through it), and the worker's own context is back to nullptr afterwards.
+struct Seen {
+  void* context = reinterpret_cast<void*>(1);
+  void* token = nullptr;
+};
+void record_context(void* p) {
+  auto* s = static_cast<Seen*>(p);
+  s->context = async_runtime::call_context();
+  api().emplace_token(s->token);
+}
+
+TEST(AsyncRuntime, TasksRunWithTheSubmittersCallContext) {
+  const Api& a = api();
+  int marker = 0;
+  for (void* context : {static_cast<void*>(&marker), static_cast<void*>(nullptr)}) {
+    async_runtime::call_context() = context;
+    std::vector<Seen> seen(16);
+    for (Seen& s : seen) {
+      s.token = a.create_token();  // two references: this caller's and the task's (emplace drops it)
+      a.execute(&s, record_context);
+    }
+    for (Seen& s : seen) {
+      a.await_token(s.token);
+      a.drop_ref(s.token, 1);
+      EXPECT_EQ(s.context, context);
+    }
+  }
+  EXPECT_EQ(async_runtime::call_context(), nullptr);
+}
+
 TEST(AsyncRuntime, BlocksRunOnceEachAndTheCallerWaitsForAll) {
   EXPECT_GE(api().workers(), 2);
   for (int64_t n : {1, 2, 3, 16, 100}) EXPECT_EQ(parallel_sum(n), n * (n + 1) / 2) << n;

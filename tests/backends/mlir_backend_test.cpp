@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <thread>
 
 #include "evoxc/evoxc.h"
+#include "evoxc/trace/control.h"
 #if EVOXC_HAS_MLIR
 #include "backends/mlir/codegen/codegen.h"
 #endif
@@ -308,6 +312,69 @@ TEST(MlirBackend, RowSwitchChainIsOneDispatch) {
   // 1000 elements of tanh(a * b + a): far under one block's work.
   EXPECT_EQ(count(mlir_codegen::lower_to_loops(lower(chain_graph(), "mlir").text(), two), "async."), 0u);
 #endif
+}
+
+// RunOptions on compiled code: a while loop ticks the call's budget before each body iteration, so the
+// iteration cap is exact (the body's iterations, as on the interpreter), a CancellationToken tripped from another
+// thread and a deadline stop a loop that would never end, and the executable serves the next call.
+TEST(MlirBackend, RunOptionsStopCompiledLoops) {
+  REQUIRE_MLIR();
+  using C = std::tuple<ST, ST>;
+  Graph g = trace(
+      [](ST n, ST x) {
+        return while_loop([&](const C& c) { return less(std::get<0>(c), n); },
+                          [&](const C& c) {
+                            return C{std::get<0>(c) + int64_t{1}, std::get<1>(c) * 0.5 + 1.0};
+                          },
+                          C{fill(Shape(), 0, i64), x});
+      },
+      TensorSpec({}, i64), TensorSpec({4}, f32));
+  Executable exe = load(compile(lower(g, "mlir")));
+  auto inputs = [](int64_t n) {
+    return Tree<Tensor>::tuple({Tree<Tensor>(Tensor::scalar<int64_t>(n)), Tree<Tensor>(Tensor::full({4}, 3.0f))});
+  };
+  auto count = [](const Tree<Tensor>& out) { return out[0].leaf().data<const int64_t>()[0]; };
+  auto limit_error = [](const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const RunLimitError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no RunLimitError");
+  };
+  constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+  RunOptions capped;
+  capped.max_loop_iterations = 7;
+  EXPECT_EQ(count(exe.run(inputs(7), capped)), 7);
+  std::string msg = limit_error([&] { exe.run(inputs(8), capped); });
+  EXPECT_NE(msg.find("evoxc.while_loop at"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("max_loop_iterations = 7"), std::string::npos) << msg;
+
+  auto token = std::make_shared<CancellationToken>();
+  RunOptions o;
+  o.cancel = token;
+  std::atomic<bool> started{false};
+  std::thread canceller([&] {
+    while (!started.load()) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    token->cancel();
+  });
+  msg = limit_error([&] {
+    started.store(true);
+    exe.run(inputs(kForever), o);
+  });
+  canceller.join();
+  EXPECT_NE(msg.find("cancelled through its CancellationToken"), std::string::npos) << msg;
+  msg = limit_error([&] { exe.run(inputs(5), o); });
+  EXPECT_NE(msg.find("before the call started"), std::string::npos) << msg;
+  token->reset();
+  EXPECT_EQ(count(exe.run(inputs(5), o)), 5);
+
+  auto t0 = std::chrono::steady_clock::now();
+  msg = limit_error([&] { exe.run(inputs(kForever), RunOptions::with_timeout(std::chrono::milliseconds(30))); });
+  EXPECT_NE(msg.find("deadline passed"), std::string::npos) << msg;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(count(exe.run(inputs(3))), 3);
 }
 
 // float32/float64 matrix products go to BLAS: row-major, transposed and strided (sliced) operands,

@@ -495,3 +495,47 @@ def test_grad_through_control_flow():
     for x in (f32(3), -np.abs(f32(3)) - 1.0, np.abs(f32(3)) + 1.0):
         check_graph(evoxc.grad(g), [t(x)], "grad")
         check_graph(evoxc.jvp(g), [(t(x),), (t(f32(3)),)], "jvp")
+
+
+# ---------------------------------------------------------------- run limits
+
+
+def test_run_limits_stop_compiled_loops():
+    # A while loop that never ends stops at max_loop_iterations or the timeout with the interpreter's
+    # RunLimitError; the count is the body's iterations on both backends.
+    forever = evoxc.trace(lambda x: evoxc.while_loop(lambda c: c < 1e30, lambda c: c * 1.0 + 0.0, x),
+                          TensorSpec(()))
+    ten = evoxc.trace(lambda x: evoxc.while_loop(lambda c: c < 10.0, lambda c: c + 1.0, x), TensorSpec(()))
+    zero = t(np.float32(0.0))
+    for level in (1, 2):
+        exe = evoxc.load(evoxc.compile(evoxc.lower(forever, "mlir"), opt_level=level))
+        with pytest.raises(evoxc.RunLimitError, match="while_loop at .*max_loop_iterations = 1000"):
+            evoxc.run(exe, zero, max_loop_iterations=1000)
+        with pytest.raises(evoxc.RunLimitError, match="deadline passed"):
+            evoxc.run(exe, zero, timeout=0.05)
+        for e in (evoxc.load(evoxc.compile(evoxc.lower(ten, "mlir"), opt_level=level)), evoxc.build(ten)):
+            assert float(evoxc.run(e, zero, max_loop_iterations=10).numpy()) == 10.0
+            with pytest.raises(evoxc.RunLimitError, match="max_loop_iterations = 9"):
+                evoxc.run(e, zero, max_loop_iterations=9)
+        # The executable serves the next call, unlimited or not.
+        assert float(evoxc.run(evoxc.load(evoxc.compile(evoxc.lower(ten, "mlir"))), zero).numpy()) == 10.0
+
+
+def test_run_limits_count_scan_steps_and_nested_loops():
+    # A scan's steps count; past the limit it still runs its steps (a finite length) and the call raises after.
+    def f(c0, xs):
+        def step(c, x):
+            inner = evoxc.while_loop(lambda v: v < 3.0, lambda v: v + 1.0, evoxc.zeros_like(c))
+            return c + x + inner, c
+        return evoxc.scan(step, c0, xs)
+
+    g = evoxc.trace(f, TensorSpec(()), TensorSpec((5,)))
+    args = [t(np.float32(1.0)), t(np.arange(5, dtype=np.float32))]
+    exe = evoxc.load(evoxc.compile(evoxc.lower(g, "mlir")))
+    want = [np.asarray(r.numpy()) for r in evoxc.run(evoxc.build(g), *args)]
+    got = [np.asarray(r.numpy()) for r in evoxc.run(exe, *args, max_loop_iterations=20)]  # 5 steps + 15 inner
+    for a, b in zip(got, want):
+        assert_same(a, b, "scan under a loop limit")
+    for e in (exe, evoxc.build(g)):
+        with pytest.raises(evoxc.RunLimitError, match="max_loop_iterations = 19"):
+            evoxc.run(e, *args, max_loop_iterations=19)

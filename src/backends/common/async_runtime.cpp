@@ -53,9 +53,22 @@ bool spin_until(Ready&& ready) {
   }
 }
 
+thread_local void* t_call_context = nullptr;
+
+// A coroutine to resume, and the call context of the thread that made it runnable.
 struct Task {
-  void* handle;
-  Resume resume;
+  Task() = default;
+  Task(void* handle, Resume resume) : handle(handle), resume(resume), context(t_call_context) {}
+  void* handle = nullptr;
+  Resume resume = nullptr;
+  void* context = nullptr;
+  // Resumes the coroutine under its call context.
+  void operator()() const {
+    void* saved = t_call_context;
+    t_call_context = context;
+    resume(handle);
+    t_call_context = saved;
+  }
 };
 
 class Pool {
@@ -120,7 +133,7 @@ class Pool {
       if (epoch_.load(std::memory_order_seq_cst) == e) break;
       active_[e].fetch_sub(1, std::memory_order_seq_cst);
     }
-    t.resume(t.handle);
+    t();
     active_[e].fetch_sub(1, std::memory_order_seq_cst);
   }
 
@@ -200,7 +213,7 @@ struct Completion : Object {
     std::unique_lock<std::mutex> lock(mu);
     if (state.load(std::memory_order_acquire) != kPending) {
       lock.unlock();
-      t.resume(t.handle);
+      t();
       return;
     }
     awaiters.push_back(t);
@@ -231,7 +244,7 @@ struct Group : Object {
         pending.notify_all();
       }
     }
-    for (const Task& t : ready) t.resume(t.handle);
+    for (const Task& t : ready) t();
   }
 };
 
@@ -249,7 +262,7 @@ void Completion::complete(State s) {
     g->arrive(s == kError);
     g->drop_ref(1);
   }
-  for (const Task& t : ready) t.resume(t.handle);
+  for (const Task& t : ready) t();
   drop_ref(1);  // the task's reference
 }
 
@@ -306,7 +319,7 @@ void await_group_then(void* p, void* handle, Resume resume) {
       return;
     }
   }
-  resume(handle);
+  Task{handle, resume}();
 }
 int64_t num_workers() { return pool().workers() + 1; }
 
@@ -346,6 +359,8 @@ const std::vector<RuntimeSymbol>& symbols() {
 }
 
 void quiesce() { pool().quiesce(); }
+
+void*& call_context() { return t_call_context; }
 
 int worker_count() { return pool().workers(); }
 

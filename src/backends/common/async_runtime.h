@@ -18,5 +18,9 @@ void quiesce();
 
 // The pool's workers, the calling thread (which helps while it waits) not counted.
 int worker_count();
+// An opaque per-call pointer a backend sets on the calling thread for one call (the mlir backend's run
+// limits): a task runs with the value of the thread that submitted it, so a call's blocks on the pool
+// see it as its own thread does. nullptr outside such a call.
+void*& call_context();
 
 }  // namespace evoxc::async_runtime

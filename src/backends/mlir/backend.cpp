@@ -12,6 +12,7 @@
 #include "backends/mlir/blas_runtime.h"
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
+#include "backends/mlir/loop_budget.h"
 #include "evoxc/core/error.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/pipeline/pipeline.h"
@@ -61,6 +62,7 @@ const std::vector<mlir_codegen::RuntimeSymbol>& runtime_symbols() {
     std::vector<mlir_codegen::RuntimeSymbol> v = async_runtime::symbols();
     for (const auto& s : scratch_memory::symbols()) v.push_back(s);
     for (const auto& s : blas_runtime::symbols()) v.push_back(s);
+    for (const auto& s : loop_budget_symbols()) v.push_back(s);
     return v;
   }();
   return all;
@@ -134,6 +136,20 @@ class MlirExecutable final : public ExecutableImpl {
       } catch (const BackendError&) {
       }
     }
+  }
+
+  // Compiled loops tick a LoopBudget: a while loop stops at its next test once a limit is hit, and the
+  // call raises the RunLimitError when the code returns.
+  bool supports_run_options() const override { return true; }
+  void execute_with(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                    const RunOptions& options) const override {
+    mlir_backend::LoopBudget budget(options);
+    budget.check_start();
+    {
+      mlir_backend::LoopBudget::Scope scope(budget);
+      execute(inputs, outputs);
+    }
+    budget.raise_if_stopped();
   }
 
   void execute(std::span<const Tensor> inputs, std::span<Tensor> outputs) const override {

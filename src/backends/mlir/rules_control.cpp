@@ -4,7 +4,9 @@
 // Regions are written inline: scf regions are not isolated from above, so a value the EvoXIR region captures
 // is read directly under the name the enclosing block gave it (Emitter::lower_block finds it in its map).
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -165,6 +167,31 @@ std::vector<Val> cond_rule(Emitter& e, const Operation& op, std::span<const Val>
   return res.vals;
 }
 
+// ---- run limits ----
+
+// `%go : i1`, the run-limit tick of loop `op` before a body iteration (backends/mlir/loop_budget.h): the
+// op and its location as a string constant of the module, for the RunLimitError's message.
+std::string loop_tick(Emitter& e, const Operation& op) {
+  std::string where = "evoxc." + op.name() + " at " + op.location().to_string();
+  std::string text;
+  for (unsigned char ch : where) {
+    if (std::isalnum(ch) || std::strchr(" .:_-/<>()[],", ch)) {
+      text += static_cast<char>(ch);
+    } else {
+      static const char* hex = "0123456789ABCDEF";
+      text += '\\';
+      text += hex[ch >> 4];
+      text += hex[ch & 15];
+    }
+  }
+  std::string global = e.fresh("@evoxc_loop_");
+  e.declare("llvm.mlir.global internal constant " + global + "(\"" + text + "\\00\") : !llvm.array<" +
+            std::to_string(where.size() + 1) + " x i8>");
+  e.declare("func.func private @evoxc_loop_tick(!llvm.ptr) -> i1");
+  std::string ptr = e.assign("llvm.mlir.addressof " + global + " : !llvm.ptr");
+  return e.assign("func.call @evoxc_loop_tick(" + ptr + ") : (!llvm.ptr) -> i1");
+}
+
 // ---- while_loop ----
 
 // scf.while evaluates its `before` region (EvoXIR's cond) on the carry before every step, so zero
@@ -185,7 +212,15 @@ std::vector<Val> while_rule(Emitter& e, const Operation& op, std::span<const Val
   e.line(res.head + "scf.while (" + inits + ") : (" + types + ") -> (" + types + ") {");
   e.indent([&] {
     std::vector<Val> p = e.lower_block(op.region(0).block(), before);
-    e.line("scf.condition(" + extract_scalar(e, p[0]) + ") " + join_names(before) + " : " + types);
+    // The body runs when the condition holds and the run's limits allow one more iteration (ticked only
+    // then, so the count is the body's iterations, as on the interpreter).
+    std::string go = e.fresh();
+    e.line(go + " = scf.if " + extract_scalar(e, p[0]) + " -> (i1) {");
+    e.indent([&] { e.line("scf.yield " + loop_tick(e, op) + " : i1"); });
+    e.line("} else {");
+    e.indent([&] { e.line("scf.yield " + e.assign("arith.constant false") + " : i1"); });
+    e.line("}");
+    e.line("scf.condition(" + go + ") " + join_names(before) + " : " + types);
   });
   e.line("} do {");
   e.line("^bb0(" + block + "):");
@@ -211,9 +246,9 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
 
   // The trip count: the `length` attribute, else the first xs's leading extent (read off the
   // tensor, which is what a symbolic extent is at run time). A given length and a symbolic xs extent
-  // are not checked against each other here (the interpreter raises a ValidationError; this code
-  // cannot): the loop stops at the shortest xs instead, so a mismatch never reads past an xs (the
-  // rows of the ys it does not reach are left unwritten).
+  // are not checked against each other here: at the top level the executable's per-call checks (the
+  // interpreter's) raise a ValidationError first; inside a region the loop stops at the shortest xs,
+  // so a mismatch never reads past an xs (the rows of the ys it does not reach are left unwritten).
   std::string length;
   bool zero = false;
   if (op.attributes().count("length")) {
@@ -254,6 +289,8 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
   e.line(res.head + "scf.for " + t + " = " + zero_idx + " to " + length + " step " + one_idx + " iter_args(" +
          iter_args + ") -> (" + join_types(results) + ") {");
   e.indent([&] {
+    // The run limits' tick: once a limit is hit the remaining steps still run (loop_budget.h).
+    loop_tick(e, op);
     std::string row = t;
     if (reverse)
       row = e.assign("arith.subi " + e.assign("arith.subi " + length + ", " + one_idx + " : index") + ", " + t +
