@@ -1,8 +1,10 @@
-"""The mlir backend's control flow (cond -> scf.if / scf.index_switch, while_loop -> scf.while, scan -> scf.for with
-slices) and row_switch, checked against the interpreter: both branch kinds, clamped indices, captured values,
-multiple results, zero-step loops, reversed scans, symbolic lengths, nesting, and row_switch runs."""
+"""The mlir backend's control flow (cond -> scf.if / scf.index_switch, while_loop -> scf.while, scan -> scf.while over
+its steps with slices) and row_switch, checked against the interpreter: both branch kinds, clamped indices, captured
+values, multiple results, zero-step loops, reversed scans, symbolic lengths, nesting, row_switch runs, and run
+limits."""
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -152,7 +154,7 @@ def test_scan_carry_and_stacked_ys(reverse):
 
     g = evoxc.trace(f, TensorSpec((3,)), TensorSpec((5, 3)))
     text = check_graph(g, [t(f32(3)), t(f32(5, 3))], f"scan {reverse}")
-    assert "scf.for" in text and "tensor.insert_slice" in text
+    assert "scf.while" in text and "tensor.insert_slice" in text
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -522,7 +524,7 @@ def test_run_limits_stop_compiled_loops():
 
 
 def test_run_limits_count_scan_steps_and_nested_loops():
-    # A scan's steps count; past the limit it still runs its steps (a finite length) and the call raises after.
+    # A scan's steps and the loops inside them count together, exactly as on the interpreter.
     def f(c0, xs):
         def step(c, x):
             inner = evoxc.while_loop(lambda v: v < 3.0, lambda v: v + 1.0, evoxc.zeros_like(c))
@@ -539,3 +541,13 @@ def test_run_limits_count_scan_steps_and_nested_loops():
     for e in (exe, evoxc.build(g)):
         with pytest.raises(evoxc.RunLimitError, match="max_loop_iterations = 19"):
             evoxc.run(e, *args, max_loop_iterations=19)
+
+
+def test_run_limits_stop_a_long_scan():
+    # A fori_loop of 10^9 steps is a scan: the timeout stops it at once, not after its remaining steps.
+    g = evoxc.trace(lambda x: evoxc.fori_loop(0, 10**9, lambda i, a: a * 0.999 + 1.0, x), TensorSpec(()))
+    exe = evoxc.load(evoxc.compile(evoxc.lower(g, "mlir")))
+    start = time.perf_counter()
+    with pytest.raises(evoxc.RunLimitError, match="scan at .*deadline passed"):
+        evoxc.run(exe, t(np.float32(1.0)), timeout=0.05)
+    assert time.perf_counter() - start < 2.0

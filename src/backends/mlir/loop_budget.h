@@ -19,9 +19,8 @@ namespace evoxc::mlir_backend {
 // loop op and its location, a string in the module). The budget of the call running on this thread (set
 // with LoopBudget::Scope, carried into pool tasks by the async runtime's call context) counts the
 // iteration and checks the cancel flag and the deadline. Once a limit is hit every later tick of the call
-// says stop: a while loop ends at its next test, a scan still runs its remaining steps (its length is
-// finite; skipping them would put its body under an scf.if and cost the in-place updates), and the call
-// raises the RunLimitError when the compiled code returns. Shared by the call's threads: counts are atomic.
+// says stop: every loop (a scan is an scf.while too) ends at its next test, and the call raises the
+// RunLimitError when the compiled code returns. Shared by the call's threads: counts are atomic.
 class LoopBudget {
  public:
   explicit LoopBudget(const RunOptions& options);

@@ -1,5 +1,5 @@
-// mlir lowering rules: control flow (cond -> scf.if / scf.index_switch, while_loop -> scf.while, scan -> scf.for
-// over extract_slice/insert_slice) and row_switch (each run of rows lowered by its variant's own rule).
+// mlir lowering rules: control flow (cond -> scf.if / scf.index_switch, while_loop -> scf.while, scan -> scf.while
+// over its steps with extract_slice/insert_slice) and row_switch (each run of rows lowered by its variant's own rule).
 //
 // Regions are written inline: scf regions are not isolated from above, so a value the EvoXIR region captures
 // is read directly under the name the enclosing block gave it (Emitter::lower_block finds it in its map).
@@ -231,7 +231,7 @@ std::vector<Val> while_rule(Emitter& e, const Operation& op, std::span<const Val
 
 // ---- scan ----
 
-// scan: an scf.for over t in [0, length) carrying (carry..., ys...); step t reads row t (length-1-t
+// scan: an scf.while over t in [0, length) carrying (t, carry..., ys...); step t reads row t (length-1-t
 // when reversed) of each xs with a rank-reducing extract_slice and writes each y into the same row of
 // its stacked result with insert_slice, so the rows are exactly the interpreter's. A zero-length
 // scan runs no step: the carry comes back and every ys is empty.
@@ -277,25 +277,41 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
   std::vector<Val> copies = loop_inits(e, carry);
   init.insert(init.begin(), copies.begin(), copies.end());
 
-  std::vector<Val> state;
-  std::string iter_args;
+  // An scf.while carrying the step index with the state: it steps while t < length and the run's limits
+  // allow one more iteration (ticked only then, as on the interpreter), so a limit stops a long scan at
+  // once; an scf.for could only skip its remaining steps.
+  std::vector<Val> state, after;
+  std::string zero_idx = e.index_constant(0), one_idx = e.index_constant(1);
+  std::string t0 = e.fresh("%t"), t = e.fresh("%t");
+  std::string inits = t0 + " = " + zero_idx, block = t + ": index";
   for (size_t i = 0; i < init.size(); ++i) {
     state.push_back({e.fresh("%it"), init[i].type});
-    iter_args += (i ? ", " : "") + state[i].name + " = " + init[i].name;
+    after.push_back({e.fresh("%it"), init[i].type});
+    inits += ", " + state[i].name + " = " + init[i].name;
+    block += ", " + after[i].name + ": " + tensor_type(init[i].type);
   }
-  std::string zero_idx = e.index_constant(0), one_idx = e.index_constant(1);
-  std::string t = e.fresh("%t");
-  Results res = name_results(e, results);
-  e.line(res.head + "scf.for " + t + " = " + zero_idx + " to " + length + " step " + one_idx + " iter_args(" +
-         iter_args + ") -> (" + join_types(results) + ") {");
+  std::string types = "index, " + join_types(results);
+  std::string all = e.fresh();
+  e.line(all + ":" + std::to_string(results.size() + 1) + " = scf.while (" + inits + ") : (" + types + ") -> (" +
+         types + ") {");
   e.indent([&] {
-    // The run limits' tick: once a limit is hit the remaining steps still run (loop_budget.h).
-    loop_tick(e, op);
+    std::string more = e.assign("arith.cmpi slt, " + t0 + ", " + length + " : index");
+    std::string go = e.fresh();
+    e.line(go + " = scf.if " + more + " -> (i1) {");
+    e.indent([&] { e.line("scf.yield " + loop_tick(e, op) + " : i1"); });
+    e.line("} else {");
+    e.indent([&] { e.line("scf.yield " + e.assign("arith.constant false") + " : i1"); });
+    e.line("}");
+    e.line("scf.condition(" + go + ") " + t0 + ", " + join_names(state) + " : " + types);
+  });
+  e.line("} do {");
+  e.line("^bb0(" + block + "):");
+  e.indent([&] {
     std::string row = t;
     if (reverse)
       row = e.assign("arith.subi " + e.assign("arith.subi " + length + ", " + one_idx + " : index") + ", " + t +
                      " : index");
-    std::vector<Val> args(state.begin(), state.begin() + static_cast<std::ptrdiff_t>(num_carry));
+    std::vector<Val> args(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(num_carry));
     for (size_t k = 0; k < xs.size(); ++k) {
       const Val& x = xs[k];
       // The row's type is the region's argument type; its sizes are literal where that is static.
@@ -314,20 +330,25 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
     std::vector<Val> rows;
     for (size_t j = 0; j < num_ys; ++j) {
       const Val& y = outs[num_carry + j];
-      const Val& ys = state[num_carry + j];
+      const Val& ys = after[num_carry + j];
       std::vector<std::string> sizes;
       for (size_t a = 0; a < y.type.shape.rank(); ++a) sizes.push_back(size_of_axis(e, y, a));
       rows.push_back({e.assign("tensor.insert_slice " + y.name + " into " + ys.name + slice_spec(row, "1", sizes) +
                                " : " + tensor_type(y.type) + " into " + tensor_type(ys.type)),
                       ys.type});
     }
-    std::vector<Val> next = carry_into(e, std::span<const Val>(state).subspan(0, num_carry),
+    std::vector<Val> next = carry_into(e, std::span<const Val>(after).subspan(0, num_carry),
                                        std::span<const Val>(outs).subspan(0, num_carry));
     next.insert(next.end(), rows.begin(), rows.end());
-    yield(e, next);
+    std::string t1 = e.assign("arith.addi " + t + ", " + one_idx + " : index");
+    std::vector<TensorType> ts;
+    for (const Val& v : next) ts.push_back(v.type);
+    e.line("scf.yield " + t1 + ", " + join_names(next) + " : index, " + join_types(ts));
   });
   e.line("}");
-  return res.vals;
+  std::vector<Val> out;
+  for (size_t i = 0; i < results.size(); ++i) out.push_back({all + "#" + std::to_string(i + 1), results[i]});
+  return out;
 }
 
 // ---- row_switch ----
