@@ -169,8 +169,8 @@ std::vector<Val> cond_rule(Emitter& e, const Operation& op, std::span<const Val>
 
 // ---- run limits ----
 
-// `%go : i1`, the run-limit tick of loop `op` before a body iteration (backends/mlir/loop_budget.h): the
-// op and its location as a string constant of the module, for the RunLimitError's message.
+// The run-limit tick of loop `op` before a body iteration (backends/mlir/loop_budget.h), an i1: the op and
+// its location as a string constant of the module, for the RunLimitError's message.
 std::string loop_tick(Emitter& e, const Operation& op) {
   std::string where = "evoxc." + op.name() + " at " + op.location().to_string();
   std::string text;
@@ -190,6 +190,18 @@ std::string loop_tick(Emitter& e, const Operation& op) {
   e.declare("func.func private @evoxc_loop_tick(!llvm.ptr) -> i1");
   std::string ptr = e.assign("llvm.mlir.addressof " + global + " : !llvm.ptr");
   return e.assign("func.call @evoxc_loop_tick(" + ptr + ") : (!llvm.ptr) -> i1");
+}
+
+// Whether loop `op` runs one more body iteration, an i1: `more` (its own test) and then the run's limits,
+// ticked only when `more` holds, so the count is the body's iterations, as on the interpreter.
+std::string go_on(Emitter& e, const Operation& op, const std::string& more) {
+  std::string go = e.fresh();
+  e.line(go + " = scf.if " + more + " -> (i1) {");
+  e.indent([&] { e.line("scf.yield " + loop_tick(e, op) + " : i1"); });
+  e.line("} else {");
+  e.indent([&] { e.line("scf.yield " + e.assign("arith.constant false") + " : i1"); });
+  e.line("}");
+  return go;
 }
 
 // ---- while_loop ----
@@ -212,14 +224,7 @@ std::vector<Val> while_rule(Emitter& e, const Operation& op, std::span<const Val
   e.line(res.head + "scf.while (" + inits + ") : (" + types + ") -> (" + types + ") {");
   e.indent([&] {
     std::vector<Val> p = e.lower_block(op.region(0).block(), before);
-    // The body runs when the condition holds and the run's limits allow one more iteration (ticked only
-    // then, so the count is the body's iterations, as on the interpreter).
-    std::string go = e.fresh();
-    e.line(go + " = scf.if " + extract_scalar(e, p[0]) + " -> (i1) {");
-    e.indent([&] { e.line("scf.yield " + loop_tick(e, op) + " : i1"); });
-    e.line("} else {");
-    e.indent([&] { e.line("scf.yield " + e.assign("arith.constant false") + " : i1"); });
-    e.line("}");
+    std::string go = go_on(e, op, extract_scalar(e, p[0]));
     e.line("scf.condition(" + go + ") " + join_names(before) + " : " + types);
   });
   e.line("} do {");
@@ -295,13 +300,7 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
   e.line(all + ":" + std::to_string(results.size() + 1) + " = scf.while (" + inits + ") : (" + types + ") -> (" +
          types + ") {");
   e.indent([&] {
-    std::string more = e.assign("arith.cmpi slt, " + t0 + ", " + length + " : index");
-    std::string go = e.fresh();
-    e.line(go + " = scf.if " + more + " -> (i1) {");
-    e.indent([&] { e.line("scf.yield " + loop_tick(e, op) + " : i1"); });
-    e.line("} else {");
-    e.indent([&] { e.line("scf.yield " + e.assign("arith.constant false") + " : i1"); });
-    e.line("}");
+    std::string go = go_on(e, op, e.assign("arith.cmpi slt, " + t0 + ", " + length + " : index"));
     e.line("scf.condition(" + go + ") " + t0 + ", " + join_names(state) + " : " + types);
   });
   e.line("} do {");
@@ -404,6 +403,9 @@ const std::vector<int64_t>& rows_attr(const Operation& op) { return attr_ints(op
 const RowGroup& row_group(Emitter& e, const Operation& op) {
   if (const auto* g = e.recall<RowGroup>(&op)) return *g;
   std::vector<const Operation*> members{&op};
+  std::vector<int64_t> starts;  // of every member's runs
+  for (const Run& r : runs_of(rows_attr(op))) starts.push_back(r.start);
+  size_t n = rows_attr(op).size();
   if (const Block* b = op.parent_block()) {
     const auto& ops = b->operations();
     // Each op's position in its block, worked out once per block (a block can hold many groups).
@@ -414,31 +416,27 @@ const RowGroup& row_group(Emitter& e, const Operation& op) {
       for (size_t i = 0; i < ops.size(); ++i) (*p)[ops[i].get()] = i;
       pos = e.remember<Positions>(b, p);
     }
-    auto at = ops.begin() + static_cast<std::ptrdiff_t>(pos->at(&op));
     std::vector<const Value*> results{op.result(0)};
-    size_t n = rows_attr(op).size();
-    for (auto it = at + 1; it != ops.end(); ++it) {
+    for (auto it = ops.begin() + static_cast<std::ptrdiff_t>(pos->at(&op)) + 1; it != ops.end(); ++it) {
       const Operation& next = **it;
-      if (!is_row_switch(next) || rows_attr(next).size() != n || runs_of(rows_attr(next)).size() <= kMaxUnrolledRuns)
-        break;
+      if (!is_row_switch(next) || rows_attr(next).size() != n) break;
+      std::vector<Run> runs = runs_of(rows_attr(next));
       size_t rank = next.result(0)->type().shape.rank();
       bool whole = std::any_of(next.operands().begin(), next.operands().end(), [&](const Value* v) {
         return v->type().shape.rank() != rank && std::find(results.begin(), results.end(), v) != results.end();
       });
-      if (whole) break;
+      if (runs.size() <= kMaxUnrolledRuns || whole) break;
       members.push_back(&next);
       results.push_back(next.result(0));
+      for (const Run& r : runs) starts.push_back(r.start);
     }
   }
-  std::vector<int64_t> starts;
-  for (const Operation* m : members)
-    for (const Run& r : runs_of(rows_attr(*m))) starts.push_back(r.start);
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   auto group = std::make_shared<RowGroup>();
-  int64_t end = static_cast<int64_t>(rows_attr(op).size());
   for (size_t i = 0; i < starts.size(); ++i)
-    group->segments.push_back({starts[i], (i + 1 < starts.size() ? starts[i + 1] : end) - starts[i], 0});
+    group->segments.push_back(
+        {starts[i], (i + 1 < starts.size() ? starts[i + 1] : static_cast<int64_t>(n)) - starts[i], 0});
   group->name = e.fresh("row_runs");
   for (const Operation* m : members) e.remember<RowGroup>(m, group);
   return *group;
