@@ -2,6 +2,7 @@
 // timed per stage (the workload the architecture issue sets targets for).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,15 +18,66 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 struct Stages {
   double trace = 0, build = 0, run = 0, vmap = 0, vjp = 0;
   double merge = 0, merged_build = 0, merged_run = 0;  // batch_functions of the whole population
+  double data_gen = 0, data_eval = 0;                  // programs as data: pack + evaluate, evaluate alone
+};
+
+// The population as data (evoxc::gp): the bench trees' primitives, with their own protected log
+// log(|x| + 1e-6), and one evaluator (MSE fitness) built once for every generation.
+struct DataPath {
+  gp::PrimitiveSet set = gp::PrimitiveSet::standard();
+  int32_t code_of[10] = {};
+  gp::Evaluator* evaluator = nullptr;
+  DataPath() {
+    const int32_t log_eps = set.add("log_eps", "$0 abs 1e-06 add log");
+    const int32_t codes[] = {0,
+                             0,
+                             set.code("add"),
+                             set.code("sub"),
+                             set.code("mul"),
+                             set.code("pdiv"),
+                             set.code("sin"),
+                             set.code("cos"),
+                             set.code("tanh"),
+                             log_eps};
+    std::copy(std::begin(codes), std::end(codes), code_of);
+  }
+  // The trees packed into a Population, in prefix order as they are made.
+  gp::Population pack(const std::vector<evoxc::bench::GpTree>& pop, int vars) const {
+    gp::Population p(set, vars);
+    std::vector<gp::Node> nodes;
+    for (const auto& t : pop) {
+      nodes.clear();
+      for (const auto& n : t) {
+        if (n.kind == evoxc::bench::GpNode::Var) {
+          nodes.push_back(gp::Node::variable(n.var));
+        } else if (n.kind == evoxc::bench::GpNode::Const) {
+          nodes.push_back(gp::Node::constant(n.value));
+        } else {
+          nodes.push_back(gp::Node::primitive(code_of[n.kind]));
+        }
+      }
+      p.add_prefix(nodes);
+    }
+    return p;
+  }
 };
 
 // One pass over the population: every stage of every program, timed per stage.
 Stages generation(const std::vector<evoxc::bench::GpTree>& pop, int vars, int64_t cases,
-                  const std::vector<evoxc::Tensor>& inputs, std::vector<evoxc::Tensor>& outs, int run_reps) {
+                  const std::vector<evoxc::Tensor>& inputs, std::vector<evoxc::Tensor>& outs, int run_reps,
+                  const DataPath& data, const evoxc::Tensor& x, const evoxc::Tensor& y) {
   using namespace evoxc;
   Stages s;
-  std::vector<Graph> graphs(pop.size());
+  // Programs as data first: a whole generation (pack + evaluate: fitness out), then evaluation alone.
   auto t0 = Clock::now();
+  gp::Population packed = data.pack(pop, vars);
+  (void)data.evaluator->evaluate(packed, x, y);
+  s.data_gen = since(t0);
+  t0 = Clock::now();
+  for (int r = 0; r < run_reps; ++r) (void)data.evaluator->evaluate(packed, x, y);
+  s.data_eval = since(t0) / run_reps;
+  std::vector<Graph> graphs(pop.size());
+  t0 = Clock::now();
   for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
   s.trace = since(t0);
   // Transform staging: a vectorized and a reverse-mode graph of every program (not run).
@@ -138,10 +190,25 @@ int main(int argc, char** argv) {
       inputs.push_back(Tensor::from_vector(x, {cases}));
     }
     std::vector<Tensor> outs{Tensor::zeros({cases}, f32)};
+    // Programs as data: x as (vars, cases), a target y = x0^2 + sin(x1), one evaluator for every generation.
+    std::vector<float> xv, yv(static_cast<size_t>(cases));
+    for (const Tensor& in : inputs) {
+      std::vector<float> r = in.to_vector<float>();
+      xv.insert(xv.end(), r.begin(), r.end());
+    }
+    for (size_t k = 0; k < yv.size(); ++k) yv[k] = xv[k] * xv[k] + std::sin(xv[yv.size() + k]);
+    Tensor xt = Tensor::from_vector(xv, {vars, cases}), yt = Tensor::from_vector(yv, {cases});
+    DataPath data;
+    auto t_ev = Clock::now();
+    gp::Evaluator ev(data.set, vars, gp::Loss::MSE);
+    const double evaluator_ms = since(t_ev) * 1e3;
+    data.evaluator = &ev;
     // The median of `reps` generations per stage, so one noisy pass does not decide.
-    std::vector<double> tr, bu, ru, vm, vj, me, mb, mr;
+    std::vector<double> tr, bu, ru, vm, vj, me, mb, mr, dg, de;
     for (int r = 0; r < reps; ++r) {
-      Stages s = generation(pop, vars, cases, inputs, outs, 5);
+      Stages s = generation(pop, vars, cases, inputs, outs, 5, data, xt, yt);
+      dg.push_back(s.data_gen);
+      de.push_back(s.data_eval);
       tr.push_back(s.trace);
       bu.push_back(s.build);
       ru.push_back(s.run);
@@ -156,11 +223,13 @@ int main(int argc, char** argv) {
     double v = median(vm) / n * 1e6, g = median(vj) / n * 1e6;
     double merge_ms = median(me) * 1e3, mbuild_ms = median(mb) * 1e3, mrun_ms = median(mr) * 1e3;
     double nodes_per_s = static_cast<double>(size) * static_cast<double>(cases) / (x * 1e-6);
+    double data_gen_ms = median(dg) * 1e3, data_eval_ms = median(de) * 1e3;
     if (json) {
       std::printf(
           "{\"trace_us\": %.3f, \"build_us\": %.3f, \"run_us\": %.3f, \"node_evals_per_s\": %.4g, \"vmap_us\": %.3f, "
-          "\"vjp_us\": %.3f, \"merge_ms\": %.3f, \"merged_build_ms\": %.3f, \"merged_run_ms\": %.3f}\n",
-          t, b, x, nodes_per_s, v, g, merge_ms, mbuild_ms, mrun_ms);
+          "\"vjp_us\": %.3f, \"merge_ms\": %.3f, \"merged_build_ms\": %.3f, \"merged_run_ms\": %.3f, "
+          "\"data_gen_ms\": %.4f, \"data_eval_ms\": %.4f, \"evaluator_build_ms\": %.3f}\n",
+          t, b, x, nodes_per_s, v, g, merge_ms, mbuild_ms, mrun_ms, data_gen_ms, data_eval_ms, evaluator_ms);
     } else {
       std::printf("GP population: %d programs of %d nodes over %d inputs of %lld float32 cases (median of %d)\n",
                   programs, size, vars, static_cast<long long>(cases), reps);
@@ -177,6 +246,11 @@ int main(int argc, char** argv) {
           merge_ms, mbuild_ms, mrun_ms, static_cast<double>(size) * static_cast<double>(cases) * n / (mrun_ms * 1e-3));
       std::printf("  a merged generation     %8.2f ms (trace + merge + build + one run of the merged graph)\n",
                   t * n / 1e3 + merge_ms + mbuild_ms + mrun_ms);
+      std::printf(
+          "  programs as data        %8.3f ms a generation (pack %d trees + evaluate: MSE fitness out), %.3f ms an "
+          "evaluation (%.3g node-evaluations/s); the evaluator was built once in %.1f ms\n",
+          data_gen_ms, programs, data_eval_ms,
+          static_cast<double>(size) * static_cast<double>(cases) * n / (data_eval_ms * 1e-3), evaluator_ms);
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "bench_staging: %s\n", e.what());

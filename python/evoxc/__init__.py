@@ -34,6 +34,9 @@ except ImportError:  # pragma: no cover - the indexing module is part of the pac
     pass
 
 from . import numpy  # noqa: E402,F401
+from . import gp  # noqa: E402,F401
+from ._api import BatchReport, SwitchRecord  # noqa: E402,F401
+from ._backends import backends  # noqa: E402,F401  (a namespace: evoxc.backends.stablehlo.export, .available())
 
 Error = EvoxcError
 

@@ -625,7 +625,7 @@ def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, ali
     def merge(gs):
         g, report = _core._batch_functions(gs, _plain_axes(axes), _plain_axes(out_axes), switch_ops, bands,
                                            alignment, *costs)
-        g.batch_report = report
+        g.batch_report = _records(report, BatchReport)
         return g
 
     if graphs:
@@ -651,7 +651,50 @@ def batch_functions(fns, axes=0, out_axes=0, *, switch_ops=None, bands=None, ali
     return GraphFunction(build_graph, f"batch_functions([{n} functions], axes={axes!r})")
 
 
-def batch_report(graph) -> dict:
+class _Record(dict):
+    """A dict whose keys are also attributes (report.emitted_ops == report["emitted_ops"]); dict(r) is plain data."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}; it has {', '.join(self)}") from None
+
+    def __dir__(self):
+        return [*super().__dir__(), *self.keys()]
+
+    def to_dict(self) -> dict:
+        """The record as plain dicts and lists, all the way down."""
+        return _plain(self)
+
+
+class SwitchRecord(_Record):
+    """One switch class of a merge: its variants and the rows that use them."""
+
+
+class BatchReport(_Record):
+    """What batch_functions did, as data: value_classes, shared_classes, switched (SwitchRecords), muxes,
+    output_muxes, emitted_ops, program_ops, bands, band_sizes, cost_estimate, separate_cost. Fields read as
+    attributes or keys; dict(report) or report.to_dict() gives plain data."""
+
+
+def _plain(v):
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _records(v, cls=_Record):
+    if isinstance(v, dict):
+        return cls({k: _records(x, SwitchRecord if k == "switched" else _Record) for k, x in v.items()})
+    if isinstance(v, list):
+        return [_records(x, cls) for x in v]
+    return v
+
+
+def batch_report(graph) -> BatchReport:
     """The BatchReport of a merged graph as plain data (value_classes, shared_classes, switched, muxes,
     output_muxes, emitted_ops, program_ops, bands, band_sizes, cost_estimate, separate_cost)."""
     r = getattr(graph, "batch_report", None)

@@ -19,4 +19,5 @@ NB_MODULE(_core, m) {
   bind_ops_reduce_linalg(m);
   bind_ops_structure(m);
   bind_ops_indexing(m);
+  bind_gp(m);
 }

@@ -23,6 +23,7 @@ struct BuiltTable {
     install_indexing_kernels(table);
     install_sort_kernels(table);
     install_row_switch_kernels(table);
+    install_postfix_kernels(table);
     install_control_kernels(table);
   }
 };

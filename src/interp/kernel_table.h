@@ -32,6 +32,7 @@ void install_conv_kernels(KernelTable& t);                 // conv.cpp
 void install_layout_kernels(KernelTable& t);               // layout.cpp
 void install_indexing_kernels(KernelTable& t);             // indexing.cpp
 void install_sort_kernels(KernelTable& t);                 // sort.cpp
+void install_postfix_kernels(KernelTable& t);              // postfix.cpp (postfix_eval)
 void install_row_switch_kernels(KernelTable& t);           // row_switch.cpp
 void install_control_kernels(KernelTable& t);              // control.cpp (cond, while_loop, scan, return)
 

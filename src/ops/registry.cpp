@@ -115,6 +115,7 @@ const Registry& registry() {
     ops_detail::register_indexing_ops(t);
     ops_detail::register_sort_ops(t);
     ops_detail::register_row_switch_ops(t);
+    ops_detail::register_postfix_ops(t);
     ops_detail::register_creation_ops(t);
     ops_detail::register_control_ops(t);
     Registry reg;

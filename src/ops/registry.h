@@ -36,6 +36,7 @@ void register_layout_ops(OpTable& t);         // layout.cpp: pad, tril, triu, di
 void register_indexing_ops(OpTable& t);       // indexing.cpp: gather, scatter, dynamic_slice, dynamic_update_slice
 void register_sort_ops(OpTable& t);           // sort.cpp: sort, argsort, top_k, searchsorted
 void register_row_switch_ops(OpTable& t);     // row_switch.cpp: row_switch (batch_functions' switch)
+void register_postfix_ops(OpTable& t);        // postfix.cpp: postfix_eval (populations of programs as data)
 
 // "op 'name'", the prefix every inference message starts with.
 inline std::string op_label(const std::string& op) { return "op '" + op + "'"; }

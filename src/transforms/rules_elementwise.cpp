@@ -1,5 +1,5 @@
 // Transform rules of the elementwise families (unary math, binaries, comparisons, select, clamp, conversions),
-// the creation ops, and the deferrals of row_switch.
+// the creation ops, and the deferrals of row_switch and postfix_eval.
 #include <cmath>
 #include <numbers>
 
@@ -294,6 +294,12 @@ void install_elementwise_rules(RuleTables& t) {
   t.batch.defer("row_switch", row_switch_why);
   t.jvp.defer("row_switch", row_switch_why);
   t.transpose.defer("row_switch", row_switch_why);
+  // postfix_eval interprets programs held as data; their derivatives and batching are the graphs'.
+  const char* postfix_why =
+      "its programs are data; turn them into graphs (gp::to_graphs, evoxc.gp.Population.to_graphs) to transform them";
+  t.batch.defer("postfix_eval", postfix_why);
+  t.jvp.defer("postfix_eval", postfix_why);
+  t.transpose.defer("postfix_eval", postfix_why);
   // Creation ops have no tensor operands: they are never batched and have no tangent.
   for (const OpDef* d : all_ops())
     if (d->category == OpCategory::Creation) {

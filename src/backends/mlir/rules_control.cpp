@@ -568,6 +568,9 @@ void add_control_rules(Table& t) {
   t.set("while_loop", while_rule);
   t.set("scan", scan_rule);
   t.set("row_switch", row_switch_rule);
+  t.defer("postfix_eval",
+          "not lowered yet: run the population on the interpreter (the default backend), or its programs as graphs "
+          "(gp::to_graphs, evoxc.gp.Population.to_graphs, then batch_functions)");
 }
 
 }  // namespace evoxc::mlir_backend

@@ -934,6 +934,9 @@ void add_structure_rules(Table& t) {
   set("top_k", lower_top_k);
   set("searchsorted", lower_searchsorted);
   set("row_switch", lower_row_switch);
+  t.defer("postfix_eval",
+          "a population held as op codes has no StableHLO form; export its programs as graphs instead "
+          "(gp::to_graphs, evoxc.gp.Population.to_graphs, then batch_functions)");
   set("arange", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, true); });
   set("linspace", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, false); });
   set("iota", lower_iota);
