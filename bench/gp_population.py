@@ -304,6 +304,19 @@ def main():
     except Exception as e:  # noqa: BLE001
         rows.append(failed("DEAP", e))
 
+    # Programs as data: the DEAP population (PrimitiveTrees) in, fitness tuples out, through one evaluator built once
+    # (evoxc.gp.evaluator). Each call packs the trees and evaluates them, so its eval time is a whole generation.
+    data_row = None
+    try:
+        import evoxc.gp
+        ev = evoxc.gp.evaluator(pset, X.T, y, primitives={"div": "pdiv", "log": "plog"})
+        data_row = Row("evoxc.gp.evaluator (DEAP trees -> fitness tuples)", gen="eval",
+                       note="programs as data: pack + postfix_eval + MSE, no staging",
+                       fn=lambda: np.array([f[0] for f in ev(dtrees)], np.float32))
+        rows.append(data_row)
+    except Exception as e:  # noqa: BLE001
+        rows.append(failed("evoxc.gp.evaluator", e))
+
     try:
         import torch
         tx = tuple(torch.from_numpy(v) for v in (x0, x1))
@@ -451,6 +464,33 @@ def main():
         print(f"{r.name:<{w}} {t * 1e3:9.2f} {node_evals / t / 1e9:8.2f} {ratio} {gs} {ds_}  {note}")
 
     print()
+    # The generation targets of the staging issue, side by side with Operon in this run.
+    staging = None
+    exe_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin", "bench_staging")
+    if os.path.exists(exe_path):
+        import json
+        import subprocess
+        try:
+            out = subprocess.run([exe_path, "--quick", "--json", "--programs", str(a.trees)], check=True,
+                                 capture_output=True, text=True, timeout=600).stdout
+            staging = json.loads(out.strip().splitlines()[-1])
+        except Exception as e:  # noqa: BLE001
+            print(f"bench_staging failed: {e}")
+    deap_row = next((r for r in rows if r.name.startswith("DEAP") and r.error is None and r.gen == "eval"), None)
+    if t_op2:
+        print(f"Generation targets (Operon EvaluateTrees + MSE on 2 threads: {t_op2 * 1e3:.2f} ms in this run):")
+        if staging:
+            g = staging["data_gen_ms"]
+            print(f"  C++ (build/bin/bench_staging, its own {a.trees} random 17-node trees, 1024 cases): pack + "
+                  f"evaluate {g:.2f} ms = {g / (t_op2 * 1e3):.2f}x Operon (target <= 1); evaluation alone "
+                  f"{staging['data_eval_ms']:.2f} ms")
+        if data_row is not None and data_row.error is None:
+            g = data_row.best
+            line = (f"  Python (evoxc.gp.evaluator, DEAP population in, fitness tuples out): {g * 1e3:.2f} ms = "
+                    f"{g / t_op2:.2f}x Operon (target <= 1.5)")
+            if deap_row is not None:
+                line += f"; DEAP's own evaluation {deap_row.best * 1e3:.2f} ms = {deap_row.best / g:.1f}x it (target >= 5)"
+            print(line)
     print(f"numpy evaluation alone: {t_np * 1e3:.2f} ms; a whole evoxc generation must take <= {t_np / 3 * 1e3:.2f} ms"
           " to be 3x faster than it (issue target); load average after the run "
           f"{os.getloadavg()[0]:.2f}")

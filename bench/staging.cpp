@@ -18,15 +18,16 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 struct Stages {
   double trace = 0, build = 0, run = 0, vmap = 0, vjp = 0;
   double merge = 0, merged_build = 0, merged_run = 0;  // batch_functions of the whole population
-  double data_gen = 0, data_eval = 0;                  // programs as data: pack + evaluate, evaluate alone
+  double data_gen = 0, data_eval = 0, data_pred = 0;   // programs as data: pack + evaluate, evaluate, predictions
 };
 
 // The population as data (evoxc::gp): the bench trees' primitives, with their own protected log
 // log(|x| + 1e-6), and one evaluator (MSE fitness) built once for every generation.
 struct DataPath {
-  gp::PrimitiveSet set = gp::PrimitiveSet::standard();
+  evoxc::gp::PrimitiveSet set = evoxc::gp::PrimitiveSet::standard();
   int32_t code_of[10] = {};
-  gp::Evaluator* evaluator = nullptr;
+  evoxc::gp::Evaluator* evaluator = nullptr;  // MSE fitness
+  evoxc::gp::Evaluator* predictor = nullptr;  // the predictions alone (no loss)
   DataPath() {
     const int32_t log_eps = set.add("log_eps", "$0 abs 1e-06 add log");
     const int32_t codes[] = {0,
@@ -42,18 +43,18 @@ struct DataPath {
     std::copy(std::begin(codes), std::end(codes), code_of);
   }
   // The trees packed into a Population, in prefix order as they are made.
-  gp::Population pack(const std::vector<evoxc::bench::GpTree>& pop, int vars) const {
-    gp::Population p(set, vars);
-    std::vector<gp::Node> nodes;
+  evoxc::gp::Population pack(const std::vector<evoxc::bench::GpTree>& pop, int vars) const {
+    evoxc::gp::Population p(set, vars);
+    std::vector<evoxc::gp::Node> nodes;
     for (const auto& t : pop) {
       nodes.clear();
       for (const auto& n : t) {
         if (n.kind == evoxc::bench::GpNode::Var) {
-          nodes.push_back(gp::Node::variable(n.var));
+          nodes.push_back(evoxc::gp::Node::variable(n.var));
         } else if (n.kind == evoxc::bench::GpNode::Const) {
-          nodes.push_back(gp::Node::constant(n.value));
+          nodes.push_back(evoxc::gp::Node::constant(n.value));
         } else {
-          nodes.push_back(gp::Node::primitive(code_of[n.kind]));
+          nodes.push_back(evoxc::gp::Node::primitive(code_of[n.kind]));
         }
       }
       p.add_prefix(nodes);
@@ -76,6 +77,9 @@ Stages generation(const std::vector<evoxc::bench::GpTree>& pop, int vars, int64_
   t0 = Clock::now();
   for (int r = 0; r < run_reps; ++r) (void)data.evaluator->evaluate(packed, x, y);
   s.data_eval = since(t0) / run_reps;
+  t0 = Clock::now();
+  for (int r = 0; r < run_reps; ++r) (void)data.predictor->evaluate(packed, x);
+  s.data_pred = since(t0) / run_reps;
   std::vector<Graph> graphs(pop.size());
   t0 = Clock::now();
   for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
@@ -126,6 +130,7 @@ int main(int argc, char** argv) {
   int64_t cases = 1024;
   bool json = false;
   int merge_only = 0;  // repeat only trace + merge this many times (for a profiler)
+  int data_only = 0;   // repeat only the programs-as-data generation this many times
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -135,12 +140,16 @@ int main(int argc, char** argv) {
       json = true;
     } else if (a == "--dump" && i + 1 < argc) {
       dump = argv[++i];
+    } else if (a == "--data-only" && i + 1 < argc) {
+      data_only = std::atoi(argv[++i]);
     } else if (a == "--merge-only" && i + 1 < argc) {
       merge_only = std::atoi(argv[++i]);
     } else if (a == "--programs" && i + 1 < argc) {
       programs = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE] [--merge-only N]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE] [--merge-only N] [--data-only N]\n");
       return 2;
     }
   }
@@ -166,6 +175,22 @@ int main(int argc, char** argv) {
         text += "\n";
       }
       write_file_atomic(dump, text);
+    }
+    if (data_only > 0) {  // only the programs-as-data generation, repeated (for a profiler)
+      std::vector<float> xv(static_cast<size_t>(vars * cases)), yv(static_cast<size_t>(cases), 0.f);
+      for (size_t k = 0; k < xv.size(); ++k) xv[k] = static_cast<float>(k % 1024) / 1024.f - 0.5f;
+      Tensor xt = Tensor::from_vector(xv, {vars, cases}), yt = Tensor::from_vector(yv, {cases});
+      DataPath data;
+      gp::Evaluator ev(data.set, vars, gp::Loss::MSE);
+      std::vector<double> gen;
+      for (int r = 0; r < data_only; ++r) {
+        auto t0 = Clock::now();
+        gp::Population p = data.pack(pop, vars);
+        (void)ev.evaluate(p, xt, yt);
+        gen.push_back(since(t0));
+      }
+      std::printf("programs as data: %.3f ms a generation (median of %d)\n", median(gen) * 1e3, data_only);
+      return 0;
     }
     if (merge_only > 0) {
       BatchOptions bo;
@@ -202,13 +227,16 @@ int main(int argc, char** argv) {
     auto t_ev = Clock::now();
     gp::Evaluator ev(data.set, vars, gp::Loss::MSE);
     const double evaluator_ms = since(t_ev) * 1e3;
+    gp::Evaluator pv(data.set, vars, gp::Loss::None);
     data.evaluator = &ev;
+    data.predictor = &pv;
     // The median of `reps` generations per stage, so one noisy pass does not decide.
-    std::vector<double> tr, bu, ru, vm, vj, me, mb, mr, dg, de;
+    std::vector<double> tr, bu, ru, vm, vj, me, mb, mr, dg, de, dp;
     for (int r = 0; r < reps; ++r) {
       Stages s = generation(pop, vars, cases, inputs, outs, 5, data, xt, yt);
       dg.push_back(s.data_gen);
       de.push_back(s.data_eval);
+      dp.push_back(s.data_pred);
       tr.push_back(s.trace);
       bu.push_back(s.build);
       ru.push_back(s.run);
@@ -223,13 +251,14 @@ int main(int argc, char** argv) {
     double v = median(vm) / n * 1e6, g = median(vj) / n * 1e6;
     double merge_ms = median(me) * 1e3, mbuild_ms = median(mb) * 1e3, mrun_ms = median(mr) * 1e3;
     double nodes_per_s = static_cast<double>(size) * static_cast<double>(cases) / (x * 1e-6);
-    double data_gen_ms = median(dg) * 1e3, data_eval_ms = median(de) * 1e3;
+    double data_gen_ms = median(dg) * 1e3, data_eval_ms = median(de) * 1e3, data_pred_ms = median(dp) * 1e3;
     if (json) {
       std::printf(
           "{\"trace_us\": %.3f, \"build_us\": %.3f, \"run_us\": %.3f, \"node_evals_per_s\": %.4g, \"vmap_us\": %.3f, "
           "\"vjp_us\": %.3f, \"merge_ms\": %.3f, \"merged_build_ms\": %.3f, \"merged_run_ms\": %.3f, "
-          "\"data_gen_ms\": %.4f, \"data_eval_ms\": %.4f, \"evaluator_build_ms\": %.3f}\n",
-          t, b, x, nodes_per_s, v, g, merge_ms, mbuild_ms, mrun_ms, data_gen_ms, data_eval_ms, evaluator_ms);
+          "\"data_gen_ms\": %.4f, \"data_eval_ms\": %.4f, \"data_pred_ms\": %.4f, \"evaluator_build_ms\": %.3f}\n",
+          t, b, x, nodes_per_s, v, g, merge_ms, mbuild_ms, mrun_ms, data_gen_ms, data_eval_ms, data_pred_ms,
+          evaluator_ms);
     } else {
       std::printf("GP population: %d programs of %d nodes over %d inputs of %lld float32 cases (median of %d)\n",
                   programs, size, vars, static_cast<long long>(cases), reps);
@@ -248,8 +277,9 @@ int main(int argc, char** argv) {
                   t * n / 1e3 + merge_ms + mbuild_ms + mrun_ms);
       std::printf(
           "  programs as data        %8.3f ms a generation (pack %d trees + evaluate: MSE fitness out), %.3f ms an "
-          "evaluation (%.3g node-evaluations/s); the evaluator was built once in %.1f ms\n",
-          data_gen_ms, programs, data_eval_ms,
+          "evaluation, %.3f ms the predictions alone (%.3g node-evaluations/s); the evaluator was built once in "
+          "%.1f ms\n",
+          data_gen_ms, programs, data_eval_ms, data_pred_ms,
           static_cast<double>(size) * static_cast<double>(cases) * n / (data_eval_ms * 1e-3), evaluator_ms);
     }
   } catch (const Error& e) {

@@ -50,7 +50,7 @@ def primitive_set_for(pset, primitives=None):
             elif standard.find(target) >= 0:
                 body = standard.body(target)
             else:
-                raise _core.TypeError(
+                raise _core.DTypeError(
                     f"evoxc.gp: unknown DEAP primitive {name!r}: map it with primitives={{{name!r}: 'pdiv'}} (a standard "
                     f"primitive: {', '.join(standard.names)}) or a body such as {{{name!r}: '$0 $1 add'}}")
             codes[name] = s.add(name, body)

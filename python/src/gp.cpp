@@ -70,21 +70,28 @@ void add_deap(gp::Population& pop, nb::handle trees, const nb::dict& prims, cons
           throw TypeError("gp: DEAP primitive '" + nb::cast<std::string>(nb::str(name)) + "' takes " +
                           std::to_string(arity) + " arguments but the evoxc primitive it maps to takes " +
                           std::to_string(want));
-      } else if (PyObject* v = PyDict_GetItem(args.ptr(), name.ptr())) {
-        out = gp::Node::variable(static_cast<int32_t>(PyLong_AsLong(v)));
       } else if (arity > 0) {
         throw TypeError("gp: unknown DEAP primitive '" + nb::cast<std::string>(nb::str(name)) +
                         "': map it to an evoxc primitive, evaluator(pset, X, y, primitives={'" +
                         nb::cast<std::string>(nb::str(name)) + "': 'pdiv'}) or a body such as '$0 $1 add'");
       } else {
+        // A terminal: an argument is named by its value (renameArguments renames the value, not the
+        // name), anything else is a number.
         nb::object value = attr(node, "value");
-        double v = value.is_valid() ? PyFloat_AsDouble(value.ptr()) : -1.0;
-        if (!value.is_valid() || PyErr_Occurred()) {
-          PyErr_Clear();
-          throw TypeError("gp: terminal '" + nb::cast<std::string>(nb::str(name)) +
-                          "' is neither an argument of the primitive set nor a number");
+        if (!value.is_valid()) PyErr_Clear();
+        PyObject* v =
+            value.is_valid() && PyUnicode_Check(value.ptr()) ? PyDict_GetItem(args.ptr(), value.ptr()) : nullptr;
+        if (v != nullptr) {
+          out = gp::Node::variable(static_cast<int32_t>(PyLong_AsLong(v)));
+        } else {
+          double d = value.is_valid() && !PyUnicode_Check(value.ptr()) ? PyFloat_AsDouble(value.ptr()) : -1.0;
+          if (!value.is_valid() || PyUnicode_Check(value.ptr()) || PyErr_Occurred()) {
+            PyErr_Clear();
+            throw TypeError("gp: terminal '" + nb::cast<std::string>(nb::str(name)) +
+                            "' is neither an argument of the primitive set nor a number");
+          }
+          out = gp::Node::constant(d);
         }
-        out = gp::Node::constant(v);
       }
       seen.emplace(node, out);
       nodes.push_back(out);
@@ -181,7 +188,15 @@ void bind_gp(nb::module_& m) {
             return p.to_graphs(cases_arg(cases), dtype_arg(dtype));
           },
           nb::arg("cases"), nb::arg("dtype") = "float32",
-          "Each program as a graph (x0, ..., x_{V-1}, consts) -> (cases,), one signature for all.");
+          "Each program as a graph ([x0, ..., x_{V-1}], consts) -> (cases,), one signature for all.")
+      .def(
+          "jacobian_graph",
+          [](const gp::Population& p, const std::vector<size_t>& programs, nb::handle cases, nb::handle dtype) {
+            return gp::jacobian_graph(p, programs, cases_arg(cases), dtype_arg(dtype));
+          },
+          nb::arg("programs"), nb::arg("cases"), nb::arg("dtype") = "float32",
+          "One graph ([x0, ...], consts (K, C)) -> (predictions (K, cases), jacobian (K, cases, C)) of the given "
+          "programs with respect to their own constants (row k of consts is programs[k]'s).");
 
   nb::class_<gp::Evaluator>(m, "Evaluator",
                             "One executable for every population of a primitive set (postfix_eval, symbolic extents).")

@@ -9,9 +9,12 @@
 
 #include "evoxc/core/error.h"
 #include "evoxc/core/half.h"
+#include "evoxc/trace/call.h"
 #include "evoxc/trace/ops.h"
 #include "evoxc/trace/postfix.h"
 #include "evoxc/trace/trace.h"
+#include "evoxc/transforms/batch.h"
+#include "evoxc/transforms/transforms.h"
 
 namespace evoxc::gp {
 namespace {
@@ -158,14 +161,11 @@ size_t Population::add_prefix(std::span<const Node> nodes) {
   // Prefix to postfix: each node's subtree ends where its operands' do; emit a primitive after its
   // operands, which are consecutive subtrees in order.
   const size_t p = size();
-  std::vector<Node> post;
-  post.reserve(nodes.size());
+  std::vector<Node>& post = scratch_post_;
+  post.clear();
   // Pending primitives with how many operands they still wait for.
-  struct Pending {
-    Node node;
-    int left;
-  };
-  std::vector<Pending> pending;
+  std::vector<std::pair<Node, int>>& pending = scratch_pending_;
+  pending.clear();
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     int arity = 0;
@@ -181,13 +181,13 @@ size_t Population::add_prefix(std::span<const Node> nodes) {
       throw ValidationError("Population: program " + std::to_string(p) + " is whole after " + std::to_string(i) +
                             " of its " + std::to_string(nodes.size()) + " prefix nodes");
     if (arity > 0) {
-      pending.push_back({n, arity});
+      pending.emplace_back(n, arity);
       continue;
     }
     post.push_back(n);
     // A finished operand completes the pending primitives whose last operand it was.
-    while (!pending.empty() && --pending.back().left == 0) {
-      post.push_back(pending.back().node);
+    while (!pending.empty() && --pending.back().second == 0) {
+      post.push_back(pending.back().first);
       pending.pop_back();
     }
   }
@@ -312,11 +312,9 @@ Graph Population::to_graph(size_t p, const DimExpr& cases, DType dtype) const {
   const std::vector<PostfixPrimitive> prims = parse_postfix_primitives(set_.attribute(), kOp);
   const int64_t c = std::max<int64_t>(1, max_consts_);
   std::vector<TensorSpec> specs(static_cast<size_t>(num_vars_), TensorSpec(Shape{cases}, dtype));
-  specs.emplace_back(Shape{c}, dtype);
   return trace(
-      [&](const std::vector<SymbolicTensor>& in) {
-        TraceContext& ctx = *in[0].context();
-        const SymbolicTensor& k = in.back();
+      [&](const std::vector<SymbolicTensor>& in, const SymbolicTensor& k) {
+        TraceContext& ctx = *k.context();
         std::vector<SymbolicTensor> stack;
         for (const Node& n : nodes) {
           if (n.code == kPostfixVar) {
@@ -348,7 +346,7 @@ Graph Population::to_graph(size_t p, const DimExpr& cases, DType dtype) const {
         if (r.rank() == 0) r = broadcast_to(r, Shape{cases});
         return r;
       },
-      specs);
+      specs, TensorSpec(Shape{c}, dtype));
 }
 
 std::vector<Graph> Population::to_graphs(const DimExpr& cases, DType dtype) const {
@@ -356,6 +354,29 @@ std::vector<Graph> Population::to_graphs(const DimExpr& cases, DType dtype) cons
   out.reserve(size());
   for (size_t p = 0; p < size(); ++p) out.push_back(to_graph(p, cases, dtype));
   return out;
+}
+
+Graph jacobian_graph(const Population& pop, const std::vector<size_t>& programs, const DimExpr& cases, DType dtype) {
+  if (programs.empty()) throw ValidationError("gp::jacobian_graph: give at least one program");
+  std::vector<Graph> each;
+  each.reserve(programs.size());
+  for (size_t p : programs) {
+    Graph g = pop.to_graph(p, cases, dtype);
+    Graph j = jacfwd(g, ArgNums(1));
+    std::vector<TensorSpec> vars(static_cast<size_t>(pop.num_vars()), TensorSpec(Shape{cases}, dtype));
+    each.push_back(trace(
+        [&](const std::vector<SymbolicTensor>& xs, const SymbolicTensor& k) {
+          Tree<SymbolicTensor> in = Tree<SymbolicTensor>::tuple(
+              {Tree<SymbolicTensor>::list(std::vector<Tree<SymbolicTensor>>(xs.begin(), xs.end())),
+               Tree<SymbolicTensor>(k)});
+          return std::pair<SymbolicTensor, SymbolicTensor>{call(g, in).leaf(), call(j, in).leaf()};
+        },
+        vars, TensorSpec(Shape{std::max<int64_t>(1, pop.max_constants())}, dtype)));
+  }
+  BatchOptions bo;
+  std::vector<AxisTree> shared(static_cast<size_t>(pop.num_vars()), AxisTree());
+  bo.axes = AxisTree::tuple({AxisTree::list(std::move(shared)), AxisTree(0)});
+  return batch_functions(each, bo).graph;
 }
 
 // ------------------------------------------------------------------------------------------------ Evaluator

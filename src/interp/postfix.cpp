@@ -54,11 +54,21 @@ struct Scratch {
 thread_local Scratch tls_scratch;
 
 // Runs one primitive on `args` (its arity of stack values) over n cases; the result owns a fresh buffer,
-// reuses one of its computed operands' buffers, or is one of the arguments.
-Slot apply(const PostfixEngine::Primitive& prim, const Slot* args, int64_t n, const uint64_t* literals, Scratch& s) {
+// reuses one of its computed operands' buffers, or is one of the arguments. With `final_out`, the body's
+// last op writes a result that covers every case there instead (the program's output row): no copy.
+Slot apply(const PostfixEngine::Primitive& prim, const Slot* args, int64_t n, const uint64_t* literals, Scratch& s,
+           char* final_out) {
   Slot ls[32];
   bool own[32];
   int j = 0;
+  const PostfixEngine::Step* last = &prim.steps.back();
+  // Where a computing step writes: the output row (last step, full block), an operand's buffer it
+  // may overwrite (`reuse`, -1 for none), or a fresh buffer.
+  auto dest = [&](const PostfixEngine::Step& st, int64_t step, int32_t reuse) -> Slot {
+    if (final_out != nullptr && &st == last && step != 0) return {final_out, 1, -1};
+    const int32_t b = reuse >= 0 ? reuse : s.acquire();
+    return {s.data(b), step, b};
+  };
   for (const PostfixEngine::Step& st : prim.steps) {
     switch (st.kind) {
       case PostfixEngine::Step::Kind::Arg:
@@ -72,30 +82,29 @@ Slot apply(const PostfixEngine::Primitive& prim, const Slot* args, int64_t n, co
       case PostfixEngine::Step::Kind::Unary: {
         Slot& a = ls[j - 1];
         const int64_t m = a.step != 0 ? n : 1;
-        int32_t target = own[j - 1] && st.in_place ? a.buf : s.acquire();
-        st.unary(a.p, s.data(target), m, st.params);
-        if (own[j - 1] && target != a.buf) s.release(a.buf);
-        a = {s.data(target), a.step, target};
-        own[j - 1] = true;
+        Slot r = dest(st, a.step, own[j - 1] && st.in_place ? a.buf : -1);
+        st.unary(a.p, const_cast<char*>(r.p), m, st.params);
+        if (own[j - 1] && r.buf != a.buf) s.release(a.buf);
+        a = r;
+        own[j - 1] = r.buf >= 0;
         break;
       }
       case PostfixEngine::Step::Kind::Binary: {
         Slot &a = ls[j - 2], &b = ls[j - 1];
         const int64_t step = (a.step | b.step) != 0 ? 1 : 0;
         const int64_t m = step != 0 ? n : 1;
-        int32_t target = -1;
+        int32_t reuse = -1;
         if (st.in_place && own[j - 2] && a.step != 0) {
-          target = a.buf;
+          reuse = a.buf;
         } else if (st.in_place && own[j - 1] && b.step != 0) {
-          target = b.buf;
-        } else {
-          target = s.acquire();
+          reuse = b.buf;
         }
-        st.binary(a.p, a.step, b.p, b.step, s.data(target), m);
-        if (own[j - 2] && a.buf != target) s.release(a.buf);
-        if (own[j - 1] && b.buf != target) s.release(b.buf);
-        a = {s.data(target), step, target};
-        own[j - 2] = true;
+        Slot r = dest(st, step, reuse);
+        st.binary(a.p, a.step, b.p, b.step, const_cast<char*>(r.p), m);
+        if (own[j - 2] && a.buf != r.buf) s.release(a.buf);
+        if (own[j - 1] && b.buf != r.buf) s.release(b.buf);
+        a = r;
+        own[j - 2] = r.buf >= 0;
         --j;
         break;
       }
@@ -103,12 +112,12 @@ Slot apply(const PostfixEngine::Primitive& prim, const Slot* args, int64_t n, co
         Slot &c = ls[j - 3], &a = ls[j - 2], &b = ls[j - 1];
         const int64_t step = (c.step | a.step | b.step) != 0 ? 1 : 0;
         const int64_t m = step != 0 ? n : 1;
-        int32_t target = s.acquire();
-        st.ternary(c.p, c.step, a.p, a.step, b.p, b.step, s.data(target), m);
+        Slot r = dest(st, step, -1);
+        st.ternary(c.p, c.step, a.p, a.step, b.p, b.step, const_cast<char*>(r.p), m);
         for (int k = j - 3; k < j; ++k)
           if (own[k]) s.release(ls[k].buf);
-        c = {s.data(target), step, target};
-        own[j - 3] = true;
+        c = r;
+        own[j - 3] = r.buf >= 0;
         j -= 2;
         break;
       }
@@ -222,6 +231,7 @@ void PostfixEngine::run_block(const int32_t* codes, const int32_t* args, const c
   Slot* stack = s.stack.data();
   for (int64_t p = p0; p < p1; ++p) {
     s.reset();
+    char* o = out + static_cast<size_t>(p * d.cases + c0) * esz_;
     const int32_t* c = codes + p * d.length;
     const int32_t* a = args + p * d.length;
     int64_t depth = 0;
@@ -234,15 +244,16 @@ void PostfixEngine::run_block(const int32_t* codes, const int32_t* args, const c
       } else {
         const Primitive& prim = prims_[static_cast<size_t>(code - kPostfixFirstPrimitive)];
         const int64_t base = depth - prim.arity;
-        Slot r = apply(prim, stack + base, n, literals_.data(), s);
+        const bool final = i + 1 == d.length || c[i + 1] == kPostfixEnd;
+        Slot r = apply(prim, stack + base, n, literals_.data(), s, final ? o : nullptr);
         for (int64_t k = base; k < depth; ++k)
           if (stack[k].buf != r.buf) s.release(stack[k].buf);
         stack[base] = r;
         depth = base + 1;
       }
     }
-    char* o = out + static_cast<size_t>(p * d.cases + c0) * esz_;
     const Slot& r = stack[0];
+    if (r.p == o) continue;  // the last op wrote the row
     if (r.step != 0) {
       std::memcpy(o, r.p, static_cast<size_t>(n) * esz_);
     } else {

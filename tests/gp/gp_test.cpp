@@ -41,7 +41,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// Runs a graph of (x0, ..., x_{V-1}, consts) on the rows of x and consts row p.
+// Runs a graph of ([x0, ..., x_{V-1}], consts) on the rows of x and consts row p.
 std::vector<float> run_graph(const Graph& g, const Tensor& x, const Tensor& consts, int64_t p) {
   const int64_t v = x.shape()[0], n = x.shape()[1], c = consts.shape()[1];
   std::vector<Tensor> in;
@@ -169,7 +169,7 @@ TEST(Postfix, ToGraphsAndTheirMergeEqualTheData) {
         << p;
   // The graphs share one signature, so they merge; the merged rows are the same values.
   BatchOptions bo;
-  bo.axes = AxisTree::tuple({AxisTree::list({AxisTree(), AxisTree(), AxisTree(0)})});
+  bo.axes = AxisTree::tuple({AxisTree::list({AxisTree(), AxisTree()}), AxisTree(0)});
   BatchResult merged = batch_functions(graphs, bo);
   std::vector<Tensor> in;
   for (int64_t v = 0; v < 2; ++v) {
@@ -184,6 +184,54 @@ TEST(Postfix, ToGraphsAndTheirMergeEqualTheData) {
   // A graph is an ordinary graph: its gradient with respect to the constants is finite differences'.
   Graph g = graphs[0];
   EXPECT_NO_THROW(vjp(g));
+}
+
+// The jacobian graph of a few programs against central differences of their own graphs (float64).
+TEST(Postfix, JacobianWithRespectToConstantsMatchesFiniteDifferences) {
+  PrimitiveSet s = PrimitiveSet::standard();
+  Population pop(s, 2);
+  pop.add_prefix_text("mul 1.5 (sin (add x0 0.25))");
+  pop.add_prefix_text("x1");
+  pop.add_prefix_text("aq (mul 0.5 x0) (sub x1 -0.75)");
+  const std::vector<size_t> which{0, 2};
+  const int64_t n = 9;
+  Graph j = gp::jacobian_graph(pop, which, n, DType::F64);
+  std::vector<double> x0(n), x1(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x0[static_cast<size_t>(i)] = -1.3 + 0.31 * static_cast<double>(i);
+    x1[static_cast<size_t>(i)] = 0.7 - 0.17 * static_cast<double>(i);
+  }
+  const int64_t c = pop.max_constants();
+  ASSERT_EQ(c, 2);
+  std::vector<double> k{1.5, 0.25, 0.5, -0.75};  // rows: program 0's, program 2's constants
+  std::vector<Tensor> in{Tensor::from_vector(x0, {n}), Tensor::from_vector(x1, {n}), Tensor::from_vector(k, {2, c})};
+  std::vector<Tensor> out(2);
+  load(compile(lower(j))).execute(in, out);
+  ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{2, n}));
+  ASSERT_EQ(out[1].shape(), (std::vector<int64_t>{2, n, c}));
+  const double* jac = out[1].data<double>();
+  for (size_t r = 0; r < which.size(); ++r) {
+    Executable g = load(compile(lower(pop.to_graph(which[r], n, DType::F64))));
+    auto eval = [&](std::vector<double> kk) {
+      std::vector<Tensor> gi{Tensor::from_vector(x0, {n}), Tensor::from_vector(x1, {n}), Tensor::from_vector(kk, {c})};
+      std::vector<Tensor> go(1);
+      g.execute(gi, go);
+      return go[0].to_vector<double>();
+    };
+    for (int64_t q = 0; q < c; ++q) {
+      std::vector<double> hi(k.begin() + static_cast<ptrdiff_t>(r) * c, k.begin() + static_cast<ptrdiff_t>(r + 1) * c);
+      std::vector<double> lo = hi;
+      const double h = 1e-6;
+      hi[static_cast<size_t>(q)] += h;
+      lo[static_cast<size_t>(q)] -= h;
+      std::vector<double> fh = eval(hi), fl = eval(lo);
+      for (int64_t i = 0; i < n; ++i) {
+        double fd = (fh[static_cast<size_t>(i)] - fl[static_cast<size_t>(i)]) / (2 * h);
+        EXPECT_NEAR(jac[(static_cast<int64_t>(r) * n + i) * c + q], fd, 1e-7 * (1 + std::abs(fd)))
+            << "program " << which[r] << " case " << i << " constant " << q;
+      }
+    }
+  }
 }
 
 TEST(Postfix, ConstantsAreData) {

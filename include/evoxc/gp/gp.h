@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "evoxc/core/tensor.h"
@@ -101,10 +102,10 @@ class Population {
   Tensor args() const;
   Tensor consts(DType dtype = DType::F32) const;
 
-  // Program p as an ordinary graph: (x: (num_vars, cases), consts: (C,)) -> (cases,), with C =
-  // max(1, max_constants()) for every program, so the graphs of one population share a signature
-  // and merge with batch_functions (axes (None, 0)). Its values equal postfix_eval's row p bit for
-  // bit on the interpreter: each body op is the same op on the same values.
+  // Program p as an ordinary graph of two arguments, ([x0, ..., x_{V-1}] each (cases,), consts (C,))
+  // -> (cases,), with C = max(1, max_constants()) for every program, so the graphs of one population
+  // share a signature and merge with batch_functions (axes ([None, ...], 0)). Its values equal
+  // postfix_eval's row p bit for bit on the interpreter: each body op is the same op on the same values.
   Graph to_graph(size_t p, const DimExpr& cases, DType dtype = DType::F32) const;
   std::vector<Graph> to_graphs(const DimExpr& cases, DType dtype = DType::F32) const;
 
@@ -116,7 +117,18 @@ class Population {
   std::vector<double> consts_;
   std::vector<size_t> offsets_{0}, const_offsets_{0};
   int64_t max_len_ = 0, max_consts_ = 0;
+  // add_prefix's working space, kept so that packing a population allocates per population, not per program.
+  std::vector<Node> scratch_post_;
+  std::vector<std::pair<Node, int>> scratch_pending_;
 };
+
+// The predictions of `programs` (indices into pop) and their jacobians with respect to their own
+// constants, as one graph: ([x0, ..., x_{V-1}] each (cases,), consts (K, C)) -> (predictions (K, cases),
+// jacobian (K, cases, C)) for K = programs.size() and C = max(1, pop.max_constants()); row k reads
+// consts[k]. What Levenberg-Marquardt tuning of the constants needs. Each program's jacobian is
+// jacfwd of its graph with respect to the constants; batch_functions merges them.
+Graph jacobian_graph(const Population& pop, const std::vector<size_t>& programs, const DimExpr& cases,
+                     DType dtype = DType::F32);
 
 // What an Evaluator returns per program.
 enum class Loss : uint8_t {
