@@ -315,6 +315,21 @@ struct Softplus {
     return (x > zero ? x : zero) + v_log1p(v_exp(-v_fabs(x)));
   }
 };
+// x * y = p + e exactly (Dekker's product over Veltkamp's split of each factor).
+// GCC contracts across statements by default (-ffp-contract=fast), and in the files built for FMA
+// it fused `as - a` into fma(a, kSplit, -a), which breaks Veltkamp's split: gelu(approximate) was
+// 213 ULP off at x = -17.3 on AVX2 machines. The split must round each product, so no contraction here.
+template <typename V>
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+inline void two_prod(V a, V b, V& p, V& e) {
+  using E = typename elem<V>::type;
+  p = a * b;
+  V as = a * splat<V>(Limits<E>::kSplit), bs = b * splat<V>(Limits<E>::kSplit);
+  V ah = as - (as - a), al = a - ah, bh = bs - (bs - b), bl = b - bh;
+  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
 // 0.5 x (1 + erf(x / sqrt2)) written with erfc, which keeps the negative tail accurate;
 // the limit at -inf is -0 rather than -inf * 0.
 //
@@ -330,13 +345,9 @@ struct GeluErf {
   static V f(V x) {
     using E = typename elem<V>::type;
     const V c = splat<V>(E(-0.70710678118654752440));
-    V u = x * c;
-    // Dekker: x * c = u + e exactly, with x and c split into halves of p/2 bits.
-    V xs = x * splat<V>(Limits<E>::kSplit);
-    V xh = xs - (xs - x), xl = x - xh;
-    V cs = c * splat<V>(Limits<E>::kSplit);
-    V ch = cs - (cs - c), cl = c - ch;
-    V e = ((xh * ch - u) + xh * cl + xl * ch) + xl * cl;
+    // Dekker: x * c = u + e exactly.
+    V u, e;
+    two_prod(x, c, u, e);
     V d = e - x * splat<V>(Limits<E>::kRsqrt2Lo);
     V zero = splat<V>(E(0));
     V rr = u + v_sqrt(u * u + splat<V>(E(1.27323954473516268615)));  // 4/pi
@@ -353,14 +364,6 @@ struct GeluErf {
 // ULP of relative error (150 ULP at x = -9.5 in float32). So 2u is carried as hi + lo with
 // error-free products and sums, and the result corrected to first order:
 // sigmoid(v + lo) = sigmoid(v) (1 + lo (1 - sigmoid(v))).
-template <typename V>
-inline void two_prod(V a, V b, V& p, V& e) {
-  using E = typename elem<V>::type;
-  p = a * b;
-  V as = a * splat<V>(Limits<E>::kSplit), bs = b * splat<V>(Limits<E>::kSplit);
-  V ah = as - (as - a), al = a - ah, bh = bs - (bs - b), bl = b - bh;
-  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-}
 struct GeluTanh {
   template <typename V>
   static V f(V x) {

@@ -163,3 +163,15 @@ def test_deap_renamed_arguments_and_terminals():
     ev = evoxc.gp.evaluator(pset, X, np.zeros(3, np.float32), loss="none")
     tree = gp.PrimitiveTree.from_string("sub(b, sub(a, 3.0))", pset)
     np.testing.assert_array_equal(ev.predictions([tree])[0], X[:, 1] - (X[:, 0] - 3))
+
+
+def test_jacobian_graph_against_finite_differences():
+    s = evoxc.gp.PrimitiveSet.standard()
+    pop = evoxc.gp.Population(s, 1)
+    pop.add_prefix_text("mul 2.0 (sin (mul x0 0.5))")
+    x = np.linspace(-1, 1, 5)
+    k = np.array([[2.0, 0.5]])
+    pred, jac = (t.numpy() for t in evoxc.run(evoxc.build(pop.jacobian_graph([0], 5, "float64")), [x], k))
+    np.testing.assert_allclose(pred[0], 2.0 * np.sin(0.5 * x), rtol=1e-12)
+    np.testing.assert_allclose(jac[0, :, 0], np.sin(0.5 * x), rtol=1e-12)          # d/d(2.0)
+    np.testing.assert_allclose(jac[0, :, 1], 2.0 * x * np.cos(0.5 * x), rtol=1e-12)  # d/d(0.5)
