@@ -2,7 +2,9 @@
 // the generator and the function that traces one tree, shared by the staging bench and tests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -81,6 +83,41 @@ inline SymbolicTensor gp_eval(const GpTree& t, size_t& pos, const std::vector<Sy
     case GpNode::Mul: return a * b;
     default: return where(abs(b) > 1e-6f, a / b, 1.0f);
   }
+}
+
+// The tree as programs-as-data nodes (evoxc::gp, prefix order as it is stored), each operator through
+// code_of[kind]; gp_primitive_set fills code_of with the standard set's codes plus log_eps, the
+// protected log of gp_eval below.
+inline std::vector<gp::Node> gp_nodes(const GpTree& t, const int32_t (&code_of)[10]) {
+  std::vector<gp::Node> nodes;
+  nodes.reserve(t.size());
+  for (const GpNode& n : t) {
+    if (n.kind == GpNode::Var) {
+      nodes.push_back(gp::Node::variable(n.var));
+    } else if (n.kind == GpNode::Const) {
+      nodes.push_back(gp::Node::constant(n.value));
+    } else {
+      nodes.push_back(gp::Node::primitive(code_of[n.kind]));
+    }
+  }
+  return nodes;
+}
+
+inline gp::PrimitiveSet gp_primitive_set(int32_t (&code_of)[10]) {
+  gp::PrimitiveSet s = gp::PrimitiveSet::standard();
+  const int32_t log_eps = s.add("log_eps", "$0 abs 1e-06 add log");
+  const int32_t codes[10] = {0,
+                             0,
+                             s.code("add"),
+                             s.code("sub"),
+                             s.code("mul"),
+                             s.code("pdiv"),
+                             s.code("sin"),
+                             s.code("cos"),
+                             s.code("tanh"),
+                             log_eps};
+  std::copy(std::begin(codes), std::end(codes), code_of);
+  return s;
 }
 
 // Traces one tree over `num_vars` inputs of shape (cases,) float32.

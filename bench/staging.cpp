@@ -24,41 +24,14 @@ struct Stages {
 // The population as data (evoxc::gp): the bench trees' primitives, with their own protected log
 // log(|x| + 1e-6), and one evaluator (MSE fitness) built once for every generation.
 struct DataPath {
-  evoxc::gp::PrimitiveSet set = evoxc::gp::PrimitiveSet::standard();
   int32_t code_of[10] = {};
+  evoxc::gp::PrimitiveSet set = evoxc::bench::gp_primitive_set(code_of);
   evoxc::gp::Evaluator* evaluator = nullptr;  // MSE fitness
   evoxc::gp::Evaluator* predictor = nullptr;  // the predictions alone (no loss)
-  DataPath() {
-    const int32_t log_eps = set.add("log_eps", "$0 abs 1e-06 add log");
-    const int32_t codes[] = {0,
-                             0,
-                             set.code("add"),
-                             set.code("sub"),
-                             set.code("mul"),
-                             set.code("pdiv"),
-                             set.code("sin"),
-                             set.code("cos"),
-                             set.code("tanh"),
-                             log_eps};
-    std::copy(std::begin(codes), std::end(codes), code_of);
-  }
   // The trees packed into a Population, in prefix order as they are made.
   evoxc::gp::Population pack(const std::vector<evoxc::bench::GpTree>& pop, int vars) const {
     evoxc::gp::Population p(set, vars);
-    std::vector<evoxc::gp::Node> nodes;
-    for (const auto& t : pop) {
-      nodes.clear();
-      for (const auto& n : t) {
-        if (n.kind == evoxc::bench::GpNode::Var) {
-          nodes.push_back(evoxc::gp::Node::variable(n.var));
-        } else if (n.kind == evoxc::bench::GpNode::Const) {
-          nodes.push_back(evoxc::gp::Node::constant(n.value));
-        } else {
-          nodes.push_back(evoxc::gp::Node::primitive(code_of[n.kind]));
-        }
-      }
-      p.add_prefix(nodes);
-    }
+    for (const auto& t : pop) p.add_prefix(evoxc::bench::gp_nodes(t, code_of));
     return p;
   }
 };

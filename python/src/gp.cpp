@@ -28,6 +28,15 @@ DimExpr cases_arg(nb::handle h) {
   throw ShapeError("gp: cases must be an int, an evoxc.Dim or a symbol name, got " + py_type_name(h));
 }
 
+// Nodes as Python gives them: (code, arg, value) tuples.
+using NodeList = std::vector<std::tuple<int32_t, int32_t, double>>;
+std::vector<gp::Node> to_nodes(const NodeList& nodes) {
+  std::vector<gp::Node> ns;
+  ns.reserve(nodes.size());
+  for (const auto& [c, a, v] : nodes) ns.push_back({c, a, v});
+  return ns;
+}
+
 nb::object attr(PyObject* o, const char* name) { return nb::steal(PyObject_GetAttrString(o, name)); }
 
 // Appends DEAP PrimitiveTrees (prefix lists of Primitive and Terminal nodes) to `pop`. Primitives map
@@ -131,20 +140,10 @@ void bind_gp(nb::module_& m) {
       .def("add_prefix_text", &gp::Population::add_prefix_text, nb::arg("text"),
            nb::arg("var_names") = std::vector<std::string>{})
       .def(
-          "add_prefix",
-          [](gp::Population& p, const std::vector<std::tuple<int32_t, int32_t, double>>& nodes) {
-            std::vector<gp::Node> ns;
-            for (const auto& [c, a, v] : nodes) ns.push_back({c, a, v});
-            return p.add_prefix(ns);
-          },
+          "add_prefix", [](gp::Population& p, const NodeList& nodes) { return p.add_prefix(to_nodes(nodes)); },
           nb::arg("nodes"), "Nodes (code, arg, value) in prefix order.")
       .def(
-          "add_postfix",
-          [](gp::Population& p, const std::vector<std::tuple<int32_t, int32_t, double>>& nodes) {
-            std::vector<gp::Node> ns;
-            for (const auto& [c, a, v] : nodes) ns.push_back({c, a, v});
-            return p.add_postfix(ns);
-          },
+          "add_postfix", [](gp::Population& p, const NodeList& nodes) { return p.add_postfix(to_nodes(nodes)); },
           nb::arg("nodes"), "Nodes (code, arg, value) in postfix order.")
       .def("_add_deap", &add_deap, nb::arg("trees"), nb::arg("primitives"), nb::arg("args"))
       .def("clear", &gp::Population::clear)

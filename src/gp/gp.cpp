@@ -266,23 +266,18 @@ std::span<const double> Population::constants(size_t p) const {
   return {consts_.data() + const_offsets_[p], const_offsets_[p + 1] - const_offsets_[p]};
 }
 
-Tensor Population::codes() const {
+Tensor Population::rows(const std::vector<int32_t>& flat) const {
   Tensor t = Tensor::zeros({static_cast<int64_t>(size()), max_len_}, DType::I32);
   auto* d = t.data<int32_t>();
   for (size_t p = 0; p < size(); ++p)
-    std::copy(codes_.begin() + static_cast<ptrdiff_t>(offsets_[p]),
-              codes_.begin() + static_cast<ptrdiff_t>(offsets_[p + 1]), d + static_cast<int64_t>(p) * max_len_);
+    std::copy(flat.begin() + static_cast<ptrdiff_t>(offsets_[p]),
+              flat.begin() + static_cast<ptrdiff_t>(offsets_[p + 1]), d + static_cast<int64_t>(p) * max_len_);
   return t;
 }
 
-Tensor Population::args() const {
-  Tensor t = Tensor::zeros({static_cast<int64_t>(size()), max_len_}, DType::I32);
-  auto* d = t.data<int32_t>();
-  for (size_t p = 0; p < size(); ++p)
-    std::copy(args_.begin() + static_cast<ptrdiff_t>(offsets_[p]),
-              args_.begin() + static_cast<ptrdiff_t>(offsets_[p + 1]), d + static_cast<int64_t>(p) * max_len_);
-  return t;
-}
+Tensor Population::codes() const { return rows(codes_); }
+
+Tensor Population::args() const { return rows(args_); }
 
 Tensor Population::consts(DType dtype) const {
   if (!is_float(dtype))

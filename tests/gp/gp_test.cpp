@@ -109,34 +109,12 @@ TEST(Postfix, PrefixPostfixAndTextAgree) {
 // The bench's random trees, traced one by one as graphs (bench/gp_population.h, its own protected log
 // log(|x| + 1e-6)), equal the same trees evaluated as data, bit for bit.
 TEST(Postfix, EqualsTracedGraphsBitForBit) {
-  PrimitiveSet s = PrimitiveSet::standard();
-  const int32_t logeps = s.add("log_eps", "$0 abs 1e-06 add log");
-  const int32_t code_of[] = {0,
-                             0,
-                             s.code("add"),
-                             s.code("sub"),
-                             s.code("mul"),
-                             s.code("pdiv"),
-                             s.code("sin"),
-                             s.code("cos"),
-                             s.code("tanh"),
-                             logeps};
+  int32_t code_of[10];
+  PrimitiveSet s = bench::gp_primitive_set(code_of);
   const int64_t cases = 700;  // two blocks, the second partial
   auto trees = bench::gp_population(7, 60, 17, 2);
   Population pop(s, 2);
-  for (const auto& t : trees) {
-    std::vector<Node> nodes;
-    for (const auto& n : t) {
-      if (n.kind == bench::GpNode::Var) {
-        nodes.push_back(Node::variable(n.var));
-      } else if (n.kind == bench::GpNode::Const) {
-        nodes.push_back(Node::constant(n.value));
-      } else {
-        nodes.push_back(Node::primitive(code_of[n.kind]));
-      }
-    }
-    pop.add_prefix(nodes);
-  }
+  for (const auto& t : trees) pop.add_prefix(bench::gp_nodes(t, code_of));
   Tensor x = inputs(2, cases, 3);
   Tensor y = Evaluator(s, 2, Loss::None).evaluate(pop, x);
   std::vector<Tensor> xs;

@@ -261,18 +261,22 @@ def test_example_per_sample_grad():
 
 
 def test_example_deap_gp():
-    # examples/deap_gp.py's fitness graphs: DEAP trees over add, sub, mul, protected div, sin, cos and ephemeral
-    # constants, translated by the example's to_evoxc and merged by batch_functions as the example merges them.
+    # examples/deap_gp.py's population: DEAP trees over its primitive set (add, sub, mul, protectedDiv, sin, cos,
+    # tanh, ephemeral constants) packed by evoxc.gp, each program as a graph (Population.to_graphs), merged by
+    # batch_functions with the constants mapped.
     pytest.importorskip("deap")
+    import evoxc.gp
     from deap import gp
 
     ex = load_module("examples/deap_gp.py", "deap_gp_example")
     random.seed(318)
-    pset = ex.make_pset()
+    pset = ex.make_pset(2)
     trees = [gp.PrimitiveTree(gp.genHalfAndHalf(pset, min_=1, max_=3)) for _ in range(20)]
     cases = 32
-    spec = TensorSpec((cases,), evoxc.float32)
-    graphs = [evoxc.trace(ex.to_evoxc(t), spec, spec, spec) for t in trees]
     x0, x1 = RNG.uniform(-3.0, 3.0, (2, cases)).astype(np.float32)
-    data = [x0, x1, (np.square(x0) + np.sin(x1)).astype(np.float32)]
-    check_graph(evoxc.batch_functions(graphs, axes=(None, None, None)), data, "deap_gp", tolerance=(1e-4, 1e-5))
+    y = (np.square(x0) + np.sin(x1)).astype(np.float32)
+    ev = evoxc.gp.evaluator(pset, np.stack([x0, x1], 1), y)
+    pop = ev.population
+    pop._add_deap(trees, ev._codes, ev._args)
+    merged = evoxc.batch_functions(pop.to_graphs(cases), axes=([None, None], 0))
+    check_graph(merged, [[x0, x1], pop.consts().numpy()], "deap_gp", tolerance=(1e-4, 1e-5))

@@ -111,6 +111,8 @@ class Population {
 
  private:
   size_t finish(int64_t length);
+  // One int per node, every program's in a zero-padded row of max_length().
+  Tensor rows(const std::vector<int32_t>& flat) const;
   PrimitiveSet set_;
   int64_t num_vars_;
   std::vector<int32_t> codes_, args_;  // every program's nodes, postfix, one after another
