@@ -37,13 +37,23 @@ std::vector<gp::Node> to_nodes(const NodeList& nodes) {
   return ns;
 }
 
-nb::object attr(PyObject* o, const char* name) { return nb::steal(PyObject_GetAttrString(o, name)); }
+// An attribute of a DEAP node, by an interned name (looked up once: a node that is not cached, such as
+// every ephemeral constant, costs three of these).
+nb::object attr(PyObject* o, PyObject* interned) { return nb::steal(PyObject_GetAttr(o, interned)); }
+PyObject* interned(const char* s) {
+  PyObject* u = PyUnicode_InternFromString(s);
+  if (u == nullptr) throw nb::python_error();
+  return u;  // kept for the process: the interpreter owns interned strings
+}
 
 // Appends DEAP PrimitiveTrees (prefix lists of Primitive and Terminal nodes) to `pop`. Primitives map
 // through `prims` (DEAP name -> code), arguments through `args` (DEAP name -> variable index); any
 // other terminal's value is a constant. Node objects are looked up once per call: trees share their
 // primitive and argument nodes.
 void add_deap(gp::Population& pop, nb::handle trees, const nb::dict& prims, const nb::dict& args) {
+  static PyObject* const k_name = interned("name");
+  static PyObject* const k_arity = interned("arity");
+  static PyObject* const k_value = interned("value");
   std::unordered_map<PyObject*, gp::Node> seen;
   std::vector<gp::Node> nodes;
   nb::object seq = nb::steal(PySequence_Fast(trees.ptr(), "gp: the population must be a sequence of trees"));
@@ -62,13 +72,13 @@ void add_deap(gp::Population& pop, nb::handle trees, const nb::dict& prims, cons
         nodes.push_back(hit->second);
         continue;
       }
-      nb::object name = attr(node, "name");
+      nb::object name = attr(node, k_name);
       if (!name.is_valid()) {
         PyErr_Clear();
         throw TypeError("gp: node " + std::to_string(i) + " of individual " + std::to_string(t) + " (" +
                         py_type_name(node) + ") is not a DEAP Primitive or Terminal (it has no name)");
       }
-      nb::object arity_obj = attr(node, "arity");
+      nb::object arity_obj = attr(node, k_arity);
       if (!arity_obj.is_valid()) PyErr_Clear();
       const long arity = arity_obj.is_valid() ? PyLong_AsLong(arity_obj.ptr()) : 0;
       gp::Node out;
@@ -86,7 +96,7 @@ void add_deap(gp::Population& pop, nb::handle trees, const nb::dict& prims, cons
       } else {
         // A terminal: an argument is named by its value (renameArguments renames the value, not the
         // name), anything else is a number.
-        nb::object value = attr(node, "value");
+        nb::object value = attr(node, k_value);
         if (!value.is_valid()) PyErr_Clear();
         PyObject* v =
             value.is_valid() && PyUnicode_Check(value.ptr()) ? PyDict_GetItem(args.ptr(), value.ptr()) : nullptr;
@@ -102,7 +112,8 @@ void add_deap(gp::Population& pop, nb::handle trees, const nb::dict& prims, cons
           out = gp::Node::constant(d);
         }
       }
-      seen.emplace(node, out);
+      // Primitives and arguments are shared by every tree; constants (ephemerals) rarely are.
+      if (out.code != kPostfixConst) seen.emplace(node, out);
       nodes.push_back(out);
     }
     pop.add_prefix(nodes);
