@@ -85,6 +85,9 @@ class GPEvaluator:
         elif loss != "none":
             raise _core.ValidationError(f"evoxc.gp.evaluator: loss must be 'mse' or 'none', got {loss!r}")
         self.evaluator = Evaluator(self.primitive_set, nvars, loss, np_dtype.name, backend)
+        # predictions() of an MSE evaluator: a second executable (loss 'none'), built on first use.
+        self._predictor = self.evaluator if loss == "none" else None
+        self._backend = backend
         self.population = Population(self.primitive_set, nvars)
 
     def __call__(self, individuals):
@@ -101,9 +104,10 @@ class GPEvaluator:
         """Each individual's predictions, (individuals, cases)."""
         self.population.clear()
         self.population._add_deap(individuals, self._codes, self._args)
-        ev = self.evaluator if self.loss == "none" else Evaluator(self.primitive_set, self.population.num_vars, "none",
-                                                                    self.x.dtype)
-        return ev.evaluate(self.population, self.x).numpy()
+        if self._predictor is None:
+            self._predictor = Evaluator(self.primitive_set, self.population.num_vars, "none", self.x.dtype,
+                                        self._backend)
+        return self._predictor.evaluate(self.population, self.x).numpy()
 
 
 def evaluator(pset, X, y, loss="mse", primitives=None, dtype="float32", backend="interp"):

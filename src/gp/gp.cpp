@@ -66,7 +66,7 @@ int32_t PrimitiveSet::add(const std::string& name, const std::string& body) {
   if (find(name) >= 0) throw TypeError("PrimitiveSet.add: primitive '" + name + "' is defined already");
   std::string entry = name + "=" + body;
   std::vector<PostfixPrimitive> parsed = parse_postfix_primitives(entry, kOp);
-  prims_.push_back({name, body, parsed.at(0).arity});
+  prims_.push_back({name, body, std::move(parsed.at(0))});
   attr_ += (attr_.empty() ? "" : ";") + entry;
   return kPostfixFirstPrimitive + static_cast<int32_t>(prims_.size() - 1);
 }
@@ -90,7 +90,7 @@ int PrimitiveSet::arity(int32_t code) const {
   const int64_t k = code - kPostfixFirstPrimitive;
   if (k < 0 || k >= static_cast<int64_t>(prims_.size()))
     throw TypeError("PrimitiveSet: code " + std::to_string(code) + " names no primitive");
-  return prims_[static_cast<size_t>(k)].arity;
+  return prims_[static_cast<size_t>(k)].parsed.arity;
 }
 
 // ------------------------------------------------------------------------------------------------ Population
@@ -304,7 +304,6 @@ Tensor Population::consts(DType dtype) const {
 
 Graph Population::to_graph(size_t p, const DimExpr& cases, DType dtype) const {
   const std::vector<Node> nodes = program(p);
-  const std::vector<PostfixPrimitive> prims = parse_postfix_primitives(set_.attribute(), kOp);
   const int64_t c = std::max<int64_t>(1, max_consts_);
   std::vector<TensorSpec> specs(static_cast<size_t>(num_vars_), TensorSpec(Shape{cases}, dtype));
   return trace(
@@ -317,7 +316,8 @@ Graph Population::to_graph(size_t p, const DimExpr& cases, DType dtype) const {
           } else if (n.code == kPostfixConst) {
             stack.push_back(reshape(slice(k, {n.arg}, {n.arg + 1}), Shape{}));
           } else {
-            const PostfixPrimitive& prim = prims[static_cast<size_t>(n.code - kPostfixFirstPrimitive)];
+            const PostfixPrimitive& prim =
+                set_.primitives()[static_cast<size_t>(n.code - kPostfixFirstPrimitive)].parsed;
             const size_t base = stack.size() - static_cast<size_t>(prim.arity);
             std::vector<SymbolicTensor> local;
             for (const PostfixToken& tok : prim.body) {

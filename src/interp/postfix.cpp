@@ -141,7 +141,6 @@ PostfixEngine::PostfixEngine(const std::string& primitives, DType t) : esz_(size
     for (size_t i = 0; i < p.body.size(); ++i) {
       const PostfixToken& tok = p.body[i];
       Step st{};
-      st.out_size = static_cast<uint8_t>(size_of(types[i]));
       if (tok.kind == PostfixToken::Kind::Arg) {
         st.kind = Step::Kind::Arg;
         st.arg = tok.arg;

@@ -41,7 +41,6 @@ class PostfixEngine {
     enum class Kind : uint8_t { Arg, Literal, Unary, Binary, Select };
     Kind kind;
     int arg = 0;            // Arg: argument index; Literal: index into literals_
-    uint8_t out_size = 0;   // bytes per element of the step's result
     bool in_place = false;  // the result has the operands' dtype, so it may overwrite one of them
     UnaryFn unary = nullptr;
     UnaryParams params;

@@ -27,7 +27,7 @@ namespace evoxc::gp {
 struct Primitive {
   std::string name;
   std::string body;
-  int arity = 0;
+  PostfixPrimitive parsed;  // the body parsed once (its arity, its tokens)
 };
 
 // The instruction set of a population: primitive k has code kPostfixFirstPrimitive + k.
