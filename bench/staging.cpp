@@ -102,8 +102,9 @@ int main(int argc, char** argv) {
   int programs = 500, size = 17, vars = 2, reps = 5;
   int64_t cases = 1024;
   bool json = false;
-  int merge_only = 0;  // repeat only trace + merge this many times (for a profiler)
-  int data_only = 0;   // repeat only the programs-as-data generation this many times
+  int merge_only = 0;      // repeat only trace + merge this many times (for a profiler)
+  int data_only = 0;       // repeat only the programs-as-data generation this many times
+  int compile_level = -1;  // >= 0: only the merged population compiled on mlir at this level, timed per stage
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -117,12 +118,15 @@ int main(int argc, char** argv) {
       data_only = std::atoi(argv[++i]);
     } else if (a == "--merge-only" && i + 1 < argc) {
       merge_only = std::atoi(argv[++i]);
+    } else if (a == "--compile" && i + 1 < argc) {
+      compile_level = std::atoi(argv[++i]);
     } else if (a == "--programs" && i + 1 < argc) {
       programs = std::atoi(argv[++i]);
     } else {
       std::fprintf(
           stderr,
-          "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE] [--merge-only N] [--data-only N]\n");
+          "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE] [--merge-only N] [--data-only N] "
+          "[--compile LEVEL]\n");
       return 2;
     }
   }
@@ -163,6 +167,43 @@ int main(int argc, char** argv) {
         gen.push_back(since(t0));
       }
       std::printf("programs as data: %.3f ms a generation (median of %d)\n", median(gen) * 1e3, data_only);
+      return 0;
+    }
+    if (compile_level >= 0) {  // the merged population compiled on mlir, its compile time per stage
+      std::vector<Graph> graphs(pop.size());
+      for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
+      BatchOptions bo;
+      bo.axes = AxisTree();
+      bo.switch_ops = SwitchOps::elementwise();
+      bo.bands = Bands::autodetect();
+      Graph merged = batch_functions(graphs, bo).graph;
+      auto t0 = Clock::now();
+      LoweredProgram low = lower(merged, "mlir");
+      if (!dump.empty()) write_file_atomic(dump + ".mlir", low.text());  // the lowered module, for inspection
+      double t_lower = since(t0);
+      CompileOptions co;
+      co.opt_level = OptLevel(compile_level);
+      t0 = Clock::now();
+      CompiledArtifact art = compile(low, co);
+      double t_compile = since(t0);
+      t0 = Clock::now();
+      Executable exe = load(art);
+      double t_load = since(t0);
+      std::printf("mlir O%d, %zu programs: lower %.3f s, compile %.3f s (", compile_level, pop.size(), t_lower,
+                  t_compile);
+      for (const StageTime& st : art.stage_times()) std::printf(" %s %.3f", st.stage.c_str(), st.seconds);
+      std::printf(" ), load %.3f s\n", t_load);
+      std::vector<Tensor> in;
+      for (int v = 0; v < vars; ++v) in.push_back(Tensor::full({cases}, 0.25 * (v + 1), f32));
+      std::vector<Tensor> out(1);
+      exe.execute(in, out);
+      std::vector<double> rt;
+      for (int r = 0; r < 50; ++r) {
+        t0 = Clock::now();
+        exe.execute(in, out);
+        rt.push_back(since(t0));
+      }
+      std::printf("  run %.3f ms (median of 50)\n", median(rt) * 1e3);
       return 0;
     }
     if (merge_only > 0) {

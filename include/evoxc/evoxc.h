@@ -18,6 +18,7 @@
 #include "evoxc/passes/passes.h"
 #include "evoxc/pipeline/cache.h"
 #include "evoxc/pipeline/pipeline.h"
+#include "evoxc/pipeline/tiered.h"
 #include "evoxc/trace/call.h"
 #include "evoxc/trace/control.h"
 #include "evoxc/trace/indexing.h"

@@ -115,6 +115,14 @@ void bind_pipeline(nb::module_& m) {
       .def_prop_ro("options", &CompiledArtifact::options)
       .def_prop_ro("graph", &CompiledArtifact::graph)
       .def_prop_ro("content_hash", &CompiledArtifact::content_hash)
+      .def_prop_ro(
+          "stage_times",
+          [](const CompiledArtifact& a) {
+            nb::dict d;
+            for (const StageTime& s : a.stage_times()) d[nb::str(s.stage.c_str())] = s.seconds;
+            return d;
+          },
+          "Where the compile spent its time: {stage: seconds}, in order (empty when read back from a file).")
       .def_ro_static("format_version", &CompiledArtifact::kFormatVersion)
       .def_ro_static("abi", &CompiledArtifact::kAbi)
       .def("save", &CompiledArtifact::save, nb::arg("path"))

@@ -21,6 +21,7 @@ struct CompiledArtifact::State {
   std::string payload;
   std::once_flag hash_once;
   std::string hash;
+  std::vector<StageTime> stages;
 };
 
 namespace {
@@ -40,8 +41,10 @@ constexpr std::string_view kArtifactMagic = "EVOXCARTIFACT\n";
 
 }  // namespace
 
-CompiledArtifact::CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write)
+CompiledArtifact::CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write,
+                                   std::vector<StageTime> stages)
     : state_(std::make_shared<State>()) {
+  state_->stages = std::move(stages);
   if (!write) throw InternalError("CompiledArtifact: backend '" + header.backend + "' gave no payload writer");
   state_->header = std::move(header);
   state_->graph = std::move(graph);
@@ -60,6 +63,7 @@ const std::string& CompiledArtifact::target() const { return state_->header.targ
 const std::string& CompiledArtifact::options() const { return state_->header.options; }
 const ArtifactHeader& CompiledArtifact::header() const { return state_->header; }
 const Graph& CompiledArtifact::graph() const { return state_->graph; }
+const std::vector<StageTime>& CompiledArtifact::stage_times() const { return state_->stages; }
 
 const std::string& CompiledArtifact::payload() const {
   State& s = *state_;

@@ -241,7 +241,10 @@ CompiledArtifact Backend::compile(const LoweredProgram& lowered, const CompileOp
   if (lowered.backend() != name())
     throw BackendError(name() + ": cannot compile a program lowered for backend '" + lowered.backend() +
                        "'; compile it with evoxc::compile, which picks the program's backend");
-  return compile_lowered(lowered, options);
+  if (options.cancel && options.cancel->cancelled()) throw BackendError(name() + ": compile cancelled");
+  CompiledArtifact artifact = compile_lowered(lowered, options);
+  if (options.cancel && options.cancel->cancelled()) throw BackendError(name() + ": compile cancelled");
+  return artifact;
 }
 
 Executable Backend::load(const CompiledArtifact& artifact, Device device) const {

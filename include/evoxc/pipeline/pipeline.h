@@ -44,21 +44,11 @@ class OptLevel {
   int level_;
 };
 
-// Options for compile(). The opt level in force is, first that wins: a raw flag "-O<n>"
-// in `flags`, then `opt_level`, then the environment variable EVOXC_OPT_LEVEL, then O2.
-// Opt levels never change what a program computes; on the interpreter they are recorded
-// in the artifact and do not change the plan.
-struct CompileOptions {
-  std::optional<OptLevel> opt_level;
-  std::vector<std::string> flags;
-  // The resolved level and where it came from ("flag", "option", "env", "default").
-  std::pair<OptLevel, std::string> resolve_opt_level() const;
-};
-
-// A stop signal for runs, which any thread may trip: every call running with it (RunOptions::
+// A stop signal for runs and compiles, which any thread may trip: every call running with it (RunOptions::
 // cancel) stops with a RunLimitError at its next loop iteration, and every call started with it
-// stops at once, until reset(). One token may serve many calls, concurrent ones included.
-// Share it through a std::shared_ptr (RunOptions holds one), so it outlives every call using it.
+// stops at once, until reset(); a compile with it (CompileOptions::cancel) stops at its next stage. One token may serve
+// many calls, concurrent ones included. Share it through a std::shared_ptr (RunOptions holds one), so it outlives every
+// call using it.
 class CancellationToken {
  public:
   // Trips the token; idempotent, safe from any thread (a signal handler included: lock-free).
@@ -71,6 +61,21 @@ class CancellationToken {
 
  private:
   std::atomic<bool> flag_{false};
+};
+
+// Options for compile(). The opt level in force is, first that wins: a raw flag "-O<n>"
+// in `flags`, then `opt_level`, then the environment variable EVOXC_OPT_LEVEL, then O2.
+// Opt levels never change what a program computes; on the interpreter they are recorded
+// in the artifact and do not change the plan.
+struct CompileOptions {
+  std::optional<OptLevel> opt_level;
+  std::vector<std::string> flags;
+  // Stops the compile with a BackendError ("compile cancelled") at its next stage boundary once tripped (a
+  // backend's stages: for mlir, parse, MLIR passes, translation, LLVM passes, code generation; a stage in
+  // progress runs to its end). nullptr: not cancellable. Not part of the artifact or the cache key.
+  std::shared_ptr<const CancellationToken> cancel;
+  // The resolved level and where it came from ("flag", "option", "env", "default").
+  std::pair<OptLevel, std::string> resolve_opt_level() const;
 };
 
 // Limits on one call of Executable::run/execute (and run_with, evaluate_with). The default is
@@ -162,6 +167,13 @@ struct ArtifactHeader {
   std::string cpu_features;
 };
 
+// One stage of a compile and the wall time it took (for the mlir backend: "parse", "mlir passes",
+// "translate", "llvm opt", "codegen").
+struct StageTime {
+  std::string stage;
+  double seconds = 0;
+};
+
 // The compiler's output: a header (format version, ABI, backend, target, options, content
 // hash) and the backend's payload (for the interpreter: a compact binary encoding of the
 // verified graph). An artifact made by compile() keeps what the backend needs in memory
@@ -174,8 +186,8 @@ class CompiledArtifact {
 
   // Serialises the backend's compiled program; `graph` is the artifact's graph.
   using PayloadWriter = std::function<std::string(const Graph& graph)>;
-  // In memory: the payload is written by `write` on first use.
-  CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write);
+  // In memory: the payload is written by `write` on first use; `stages` is where the compile spent its time.
+  CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write, std::vector<StageTime> stages = {});
   // Read back from bytes: the payload is known.
   CompiledArtifact(ArtifactHeader header, Graph graph, std::string payload);
 
@@ -187,6 +199,9 @@ class CompiledArtifact {
   const std::string& payload() const;
   // FNV-1a 64 of the payload, 16 hex digits.
   const std::string& content_hash() const;
+  // Where the compile that made this artifact spent its time, stage by stage, in order (empty for an
+  // artifact read back from bytes or a file, and for backends that do not time their stages).
+  const std::vector<StageTime>& stage_times() const;
 
   // .evoxcartifact: a magic line, one JSON header line, then the payload. save() writes
   // atomically. load()/from_bytes() raise PersistenceError on a wrong magic, version, ABI,

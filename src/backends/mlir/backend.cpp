@@ -284,11 +284,16 @@ class MlirBackend final : public Backend {
     cg.threads = level.value() >= 2 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1;
     std::string opts = "opt_level=" + level.to_string() + " (" + source + ") threads=" + std::to_string(cg.threads);
     for (const auto& f : options.flags) opts += " " + f;
-    std::string object = mlir_codegen::compile_to_object(lowered.text(), cg);
+    if (options.cancel) cg.cancel = &options.cancel->flag();
+    mlir_codegen::StageTimes times;
+    std::string object = mlir_codegen::compile_to_object(lowered.text(), cg, &times);
     ArtifactHeader h{name(), "cpu", std::move(opts), host().triple + " " + host().cpu,
                      enabled_features(host().features)};
-    return CompiledArtifact(h, lowered.graph(),
-                            [object = std::move(object)](const Graph& g) { return encode_payload(g, object); });
+    std::vector<StageTime> stages;
+    for (auto& [stage, seconds] : times) stages.push_back({std::move(stage), seconds});
+    return CompiledArtifact(
+        h, lowered.graph(), [object = std::move(object)](const Graph& g) { return encode_payload(g, object); },
+        std::move(stages));
   }
 
   Executable load_artifact(const CompiledArtifact& artifact, Device device) const override {

@@ -2,9 +2,11 @@
 // Only codegen/*.cpp include MLIR or LLVM headers (each costs ~20 s and over 1 GB to compile).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/common/runtime_symbol.h"
@@ -26,14 +28,20 @@ struct CodegenOptions {
   // pool) in blocks of at least min_work innermost iterations; 1: one thread, no runtime calls.
   int threads = 1;
   int64_t min_work = 32768;
+  // When set and true at a stage boundary, compile_to_object stops with a BackendError ("compile cancelled").
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The object code of `mlir_text` (a module of func/linalg/tensor/arith/math/scf ops whose
 // function @main takes the inputs as tensors and the outputs as memrefs to fill) after the pass pipeline
 // (pipeline_text()), with one exported symbol `evoxc_entry(void** args)`: args[i] points at the memref descriptor of
 // input i, then of output i (outputs are written in place).
-// BackendError with MLIR's diagnostics when the text does not parse, verify or lower.
-std::string compile_to_object(const std::string& mlir_text, const CodegenOptions& options);
+// BackendError with MLIR's diagnostics when the text does not parse, verify or lower. `stages`, when given,
+// receives the wall time of each stage in order: context (MLIR's), parse, mlir passes, translate, llvm opt, codegen.
+// With the environment variable EVOXC_MLIR_TIMING set, MLIR's per-pass timing report goes to stderr too.
+using StageTimes = std::vector<std::pair<std::string, double>>;
+std::string compile_to_object(const std::string& mlir_text, const CodegenOptions& options,
+                              StageTimes* stages = nullptr);
 
 // The pass pipeline compile_to_object runs, as MLIR's textual pipeline (for docs and -print).
 std::string pipeline_text(const CodegenOptions& options);

@@ -1,6 +1,8 @@
 // MLIR text -> host object code: parse, the pass pipeline (fusion, bufferization, loops, polynomial math, LLVM), LLVM's
 // optimiser, machine code.
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <map>
@@ -569,8 +571,22 @@ struct Context {
 };
 
 // Parses and runs the pipeline (`to_llvm`: both halves), collecting diagnostics for the error.
+// BackendError when the compile was cancelled (checked between stages).
+void check_cancel(const CodegenOptions& options) {
+  if (options.cancel && options.cancel->load(std::memory_order_relaxed)) throw BackendError("mlir: compile cancelled");
+}
+
+// Seconds since `t`, and resets `t`.
+double lap(std::chrono::steady_clock::time_point& t) {
+  auto now = std::chrono::steady_clock::now();
+  double s = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return s;
+}
+
 mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& text, bool to_llvm,
-                                               const CodegenOptions& options) {
+                                               const CodegenOptions& options, StageTimes* stages = nullptr) {
+  auto clock = std::chrono::steady_clock::now();
   init_once();
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&c.ctx, [&](mlir::Diagnostic& d) {
@@ -580,6 +596,8 @@ mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& te
   });
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &c.ctx);
   if (!module) throw BackendError("mlir: the lowered program does not parse:\n" + diagnostics);
+  if (stages) stages->emplace_back("parse", lap(clock));
+  check_cancel(options);
   // The lowering marks reduction combiners `reassoc` (the one numeric liberty); below O2 the
   // marks are dropped so float reductions keep their sequential order.
   if (!options.reassociate_reductions) {
@@ -591,6 +609,7 @@ mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& te
   int64_t ops = 0;
   module->walk([&](mlir::Operation*) { ++ops; });
   mlir::PassManager pm(&c.ctx);
+  if (std::getenv("EVOXC_MLIR_TIMING")) pm.enableTiming();
   auto add = [&](const std::string& pipeline) {
     if (mlir::failed(mlir::parsePassPipeline(pipeline, pm)))
       throw InternalError("mlir: the pass pipeline does not parse: " + diagnostics);
@@ -612,6 +631,8 @@ mlir::OwningOpRef<mlir::ModuleOp> run_pipeline(Context& c, const std::string& te
     add(kToLLVM);
   }
   if (mlir::failed(pm.run(*module))) throw BackendError("mlir: the pass pipeline failed:\n" + diagnostics);
+  if (stages) stages->emplace_back("mlir passes", lap(clock));
+  check_cancel(options);
   return module;
 }
 
@@ -766,9 +787,12 @@ std::string lower_to_loops(const std::string& mlir_text, const CodegenOptions& o
   return out;
 }
 
-std::string compile_to_object(const std::string& mlir_text, const CodegenOptions& options) {
+std::string compile_to_object(const std::string& mlir_text, const CodegenOptions& options, StageTimes* stages) {
+  auto t_ctx = std::chrono::steady_clock::now();
   Context c;
-  auto module = run_pipeline(c, mlir_text, true, options);
+  if (stages) stages->emplace_back("context", lap(t_ctx));
+  auto module = run_pipeline(c, mlir_text, true, options, stages);
+  auto clock = std::chrono::steady_clock::now();
   llvm::LLVMContext llvm_ctx;
   std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(*module, llvm_ctx, "evoxc");
   if (!m) throw BackendError("mlir: translation to LLVM IR failed");
@@ -789,13 +813,18 @@ std::string compile_to_object(const std::string& mlir_text, const CodegenOptions
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(triple);
 
+  if (stages) stages->emplace_back("translate", lap(clock));
+  check_cancel(options);
   optimise(*m, *tm, options.opt_level);
+  if (stages) stages->emplace_back("llvm opt", lap(clock));
+  check_cancel(options);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager emit;
   if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
     throw BackendError("mlir: the target cannot emit object code");
   emit.run(*m);
+  if (stages) stages->emplace_back("codegen", lap(clock));
   return std::string(buffer.begin(), buffer.end());
 }
 
