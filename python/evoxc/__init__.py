@@ -14,7 +14,7 @@ from ._core import *  # noqa: E402,F401,F403  (dtypes, Dim, Device, TensorSpec, 
 from ._core import EvoxcError, InternalError, ParseError, RunLimitError, ShapeError, VerifyError  # noqa: E402,F401
 
 from . import _symbolic  # noqa: E402
-from ._api import (CompileCache, Defn, GraphFunction, batch_functions, batch_report, bind, call, build, build_cached, compile, defn, evaluate,  # noqa: E402
+from ._api import (CompileCache, Defn, GraphFunction, batch_functions, batch_report, bind, call, build, build_cached, build_tiered, compile, defn, evaluate,  # noqa: E402
                    from_dlpack, grad, hessian, jacfwd, jacrev, jvp, lower, load, run, tensor, trace,
                    value_and_grad, vectorize, vjp, vmap)
 from ._control import cond, fori_loop, scan, switch, while_loop  # noqa: E402

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _core
 from ._core import (BackendError, TransformError, CompiledArtifact, Device, DeviceError, Executable, Graph, LoweredProgram,
+                    TieredExecutable,
                     Tensor, TensorSpec, TraceError, ValidationError)
 from ._pytree import TreeDef, flatten, is_static_config, to_plain
 
@@ -268,8 +269,11 @@ def run(exe: Executable, *args, timeout=None, max_loop_iterations=0):
     are viewed without copying; static positions may be None). Returns the outputs in the traced pytree shape.
     The GIL is released while the program runs. timeout (seconds) and max_loop_iterations stop runaway loops
     with RunLimitError."""
+    src = exe
+    if isinstance(exe, TieredExecutable):
+        exe = exe.executable
     out = _core._run(exe, args, timeout=timeout, max_loop_iterations=max_loop_iterations)
-    t = getattr(exe, "_py_out", None)
+    t = getattr(src, "_py_out", None)
     return out if t is None else t.restore(out)
 
 
@@ -296,6 +300,28 @@ def build(fn, *specs, backend: str = "interp", device="cpu", opt_level=None, fla
     _check_backend(backend)
     graph = fn if isinstance(fn, Graph) else trace(fn, *specs)
     return load(compile(lower(graph, backend), opt_level=opt_level, flags=flags, **options), device)
+
+
+def build_tiered(fn, *specs, backend: str = "mlir", first: str = "interp", device="cpu", opt_level=None, flags=(),
+                 compile_after_calls: int = 0) -> TieredExecutable:
+    """Tiered execution: the program runs on `first` (the interpreter: no compile) from the first call while
+    `backend` lowers, compiles and loads it on a background thread; later calls switch to the compiled code.
+    compile_after_calls=N starts the compile only on the Nth call (a program run once or twice never pays for
+    it). The result is called like an Executable (evoxc.run takes it too); .tier, .ready, .wait(timeout),
+    .pin('first' | 'compiled' | None) and .report (compile state and error, per-stage compile seconds, calls per
+    tier) tell and steer what it does. `fn` may be a Graph (then no specs)."""
+    _check_backend(backend)
+    _check_backend(first)
+    graph = fn if isinstance(fn, Graph) else trace(fn, *specs)
+    t = _core._build_tiered(graph, first, backend, _device(device), opt_level, list(flags), int(compile_after_calls))
+    return _carry_tree(graph, t)
+
+
+def _tiered_call(self, *args, **kw):
+    return run(self, *args, **kw)
+
+
+TieredExecutable.__call__ = _tiered_call
 
 
 def _spec_of(x):

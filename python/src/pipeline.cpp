@@ -12,6 +12,7 @@
 #include "bind.h"
 #include "evoxc/backends/stablehlo.h"
 #include "evoxc/pipeline/cache.h"
+#include "evoxc/pipeline/tiered.h"
 
 namespace evoxc::py {
 
@@ -217,6 +218,88 @@ void bind_pipeline(nb::module_& m) {
       },
       nb::arg("exe"), nb::arg("args"), nb::arg("iterations"),
       "Seconds per Executable::run call on these inputs, timed in C++ (benchmark support).");
+  nb::class_<TieredExecutable>(
+      m, "TieredExecutable", nb::dynamic_attr(),
+      "A graph on two tiers: it runs on the first backend (the interpreter) at once while the compiled backend "
+      "(mlir) lowers, compiles and loads it on a background thread; later calls switch to the compiled code. "
+      "Call it like an Executable; .executable is one. Built by evoxc.build_tiered.")
+      .def_prop_ro("executable", &TieredExecutable::executable)
+      .def_prop_ro("first", &TieredExecutable::first)
+      .def_prop_ro("compiled", &TieredExecutable::compiled, "The compiled tier's Executable once ready, else None.")
+      .def_prop_ro(
+          "tier", [](const TieredExecutable& t) { return std::string(tier_name(t.tier())); },
+          "The tier the next call runs on: 'first' or 'compiled'.")
+      .def_prop_ro("ready", &TieredExecutable::ready)
+      .def("start_compile", &TieredExecutable::start_compile)
+      .def(
+          "wait",
+          [](const TieredExecutable& t, std::optional<double> timeout) {
+            nb::gil_scoped_release release;
+            if (timeout && *timeout < 0) throw ValidationError("wait: timeout must be >= 0 seconds");
+            return t.wait(timeout ? std::optional<std::chrono::duration<double>>(*timeout) : std::nullopt);
+          },
+          nb::arg("timeout") = nb::none(),
+          "Starts the compile if needed and waits for it (at most `timeout` seconds); True when the compiled tier "
+          "is ready.")
+      .def(
+          "pin",
+          [](const TieredExecutable& t, std::optional<std::string> tier) {
+            std::optional<Tier> pin;
+            if (tier) {
+              if (*tier == "first") {
+                pin = Tier::First;
+              } else if (*tier == "compiled") {
+                pin = Tier::Compiled;
+              } else {
+                throw ValidationError("pin: tier must be 'first', 'compiled' or None, not '" + *tier + "'");
+              }
+            }
+            nb::gil_scoped_release release;
+            t.pin(pin);
+          },
+          nb::arg("tier").none(),
+          "Pins later calls to 'first' or 'compiled' (None: automatic). Pinning 'compiled' waits for the compile "
+          "and raises its error (BackendError) when it failed.")
+      .def_prop_ro(
+          "report",
+          [](const TieredExecutable& t) {
+            TierReport r = t.report();
+            nb::dict d;
+            d["first_backend"] = r.first_backend;
+            d["compiled_backend"] = r.compiled_backend;
+            d["compile"] = std::string(compile_state_name(r.compile));
+            d["error"] = r.error;
+            d["lower_seconds"] = r.lower_seconds;
+            d["compile_seconds"] = r.compile_seconds;
+            d["load_seconds"] = r.load_seconds;
+            nb::dict stages;
+            for (const StageTime& s : r.stages) stages[nb::str(s.stage.c_str())] = s.seconds;
+            d["stages"] = stages;
+            d["first_calls"] = r.first_calls;
+            d["compiled_calls"] = r.compiled_calls;
+            d["pinned"] = r.pinned ? nb::object(nb::str(tier_name(*r.pinned))) : nb::none();
+            return d;
+          },
+          "What it has done: compile state and error, per-stage compile seconds, calls per tier, the pin.")
+      .def("__repr__", [](const TieredExecutable& t) {
+        TierReport r = t.report();
+        return "<TieredExecutable " + r.first_backend + " -> " + r.compiled_backend + " (compile " +
+               compile_state_name(r.compile) + "), next call on the " + tier_name(t.tier()) + " tier>";
+      });
+  m.def(
+      "_build_tiered",
+      [](const Graph& g, const std::string& first, const std::string& compiled, const Device& device,
+         nb::handle opt_level, const std::vector<std::string>& flags, int64_t compile_after_calls) {
+        TieredOptions o;
+        o.first_backend = first;
+        o.compiled_backend = compiled;
+        o.device = device;
+        o.compile = compile_options(opt_level, flags);
+        o.compile_after_calls = compile_after_calls;
+        return TieredExecutable(g, o);
+      },
+      nb::arg("graph"), nb::arg("first"), nb::arg("compiled"), nb::arg("device"), nb::arg("opt_level").none(),
+      nb::arg("flags"), nb::arg("compile_after_calls"));
   m.def("backends", &backend_names, "The backends this build has, sorted.");
   m.def("devices", &devices, "The devices this host can run on.");
   m.def(
