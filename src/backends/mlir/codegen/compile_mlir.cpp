@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "backends/mlir/codegen/codegen.h"
@@ -21,9 +22,12 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/IR/PassTimingInfo.h"
 #include "llvm/IR/SystemLibraries.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -64,6 +68,12 @@ void init_once() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     mlir::registerAllPasses();
+    // EVOXC_LLVM_ARGS: LLVM's own command-line options, read once per process (for experiments, e.g.
+    // "-force-vector-width=8"; docs/mlir.md, Compile time).
+    if (std::getenv("EVOXC_LLVM_ARGS")) {
+      const char* argv[] = {"evoxc"};
+      llvm::cl::ParseCommandLineOptions(1, argv, "", nullptr, nullptr, "EVOXC_LLVM_ARGS");
+    }
   });
 }
 
@@ -734,7 +744,14 @@ void optimise(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   // population 29 -> 24 s, 0.73 -> 0.76 ms; elementwise and reduction kernels within noise.
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
-  llvm::PassBuilder pb(&tm, tuning);
+  // With EVOXC_MLIR_TIMING set, LLVM's per-pass times go to stderr as MLIR's do.
+  llvm::PassInstrumentationCallbacks pic;
+  std::optional<llvm::TimePassesHandler> timing;
+  if (std::getenv("EVOXC_MLIR_TIMING")) {
+    timing.emplace(true);
+    timing->registerCallbacks(pic);
+  }
+  llvm::PassBuilder pb(&tm, tuning, std::nullopt, &pic);
   llvm::TargetLibraryInfoImpl tlii(m.getTargetTriple(), llvm::VectorLibrary::NoLibrary);
   tlii.addVectorizableFunctions(vector_math(tm));
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
@@ -748,6 +765,7 @@ void optimise(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   llvm::ModulePassManager mpm = opt_level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
                                                : pb.buildPerModuleDefaultPipeline(kLevels[opt_level]);
   mpm.run(m, mam);
+  if (timing) timing->print();
 }
 
 }  // namespace
