@@ -291,6 +291,110 @@ TEST(Postfix, OtherDtypes) {
   EXPECT_EQ(yd.to_vector<double>(), (std::vector<double>{0.1, 3 * 0.1}));
 }
 
+// ---------------------------------------------------------------------------------------------- mlir
+
+// The mlir backend runs postfix_eval through the interpreter's engine: every prediction equals the interpreter's
+// bit for bit, the loss around it within the backend's float tolerance, one artifact serves every population.
+TEST(PostfixMlir, EqualsTheInterpreterForEveryPopulation) {
+  if (!find_backend("mlir")) GTEST_SKIP() << "this build has no mlir backend (EVOXC_MLIR=OFF)";
+  PrimitiveSet s = PrimitiveSet::standard();
+  Evaluator pred_interp(s, 2, Loss::None), pred_mlir(s, 2, Loss::None, DType::F32, "mlir");
+  Evaluator fit_interp(s, 2, Loss::MSE), fit_mlir(s, 2, Loss::MSE, DType::F32, "mlir");
+  int32_t code_of[10] = {};
+  PrimitiveSet bench_set = bench::gp_primitive_set(code_of);
+  for (int gen = 0; gen < 3; ++gen) {
+    Population pop(s, 2);
+    std::mt19937 rng(static_cast<unsigned>(gen + 11));
+    for (int p = 0; p < 40 + 30 * gen; ++p) {
+      std::string text = "x" + std::to_string(rng() % 2);
+      for (int d = 0; d < 2 + p % 5; ++d)
+        text = (rng() % 3 == 0 ? "sin " : rng() % 2 ? "pdiv x1 " : "mul 0.5 ") + std::string("(") + text + ")";
+      pop.add_prefix_text(text);
+    }
+    const int64_t cases = 300 + 500 * gen;  // not a multiple of the engine's block
+    Tensor x = inputs(2, cases, static_cast<uint64_t>(40 + gen));
+    Tensor y = Tensor::from_vector(row(x, 1), {cases});
+    Tensor a = pred_interp.evaluate(pop, x), b = pred_mlir.evaluate(pop, x);
+    ASSERT_EQ(a.shape(), b.shape());
+    EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0) << "generation " << gen;
+    std::vector<float> fa = fit_interp.evaluate(pop, x, y).to_vector<float>();
+    std::vector<float> fb = fit_mlir.evaluate(pop, x, y).to_vector<float>();
+    ASSERT_EQ(fa.size(), fb.size());
+    for (size_t p = 0; p < fa.size(); ++p)
+      if (std::isfinite(fa[p])) {
+        EXPECT_NEAR(fa[p], fb[p], 2e-5 * (1 + std::abs(fa[p]))) << p;
+      }
+  }
+  // The bench's GP trees (their own protected log), 100 of them, bit for bit.
+  Population bp(bench_set, 2);
+  for (const auto& t : bench::gp_population(7, 100, 17, 2)) bp.add_prefix(bench::gp_nodes(t, code_of));
+  Tensor x = inputs(2, 1024, 5);
+  Tensor a = Evaluator(bench_set, 2, Loss::None).evaluate(bp, x);
+  Tensor b = Evaluator(bench_set, 2, Loss::None, DType::F32, "mlir").evaluate(bp, x);
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()), 0);
+}
+
+TEST(PostfixMlir, CasesOfAnyRankAndIntegerValues) {
+  if (!find_backend("mlir")) GTEST_SKIP() << "this build has no mlir backend (EVOXC_MLIR=OFF)";
+  PrimitiveSet s;
+  s.add("add", "$0 $1 add");
+  s.add("mul", "$0 $1 multiply");
+  Population pop(s, 2);
+  pop.add_prefix_text("add x0 (mul x1 3)");
+  pop.add_prefix_text("mul x0 x0");
+  for (DType t : {DType::I32, DType::F64}) {
+    // x (2, 2, 3): cases of rank 2; and x (2,): one case.
+    for (std::vector<int64_t> xs : {std::vector<int64_t>{2, 2, 3}, std::vector<int64_t>{2}}) {
+      Shape xshape = Shape::from_ints(xs);
+      Graph g = trace(
+          [&](const std::vector<SymbolicTensor>& in) {
+            return postfix_eval(in[0], in[1], in[2], in[3], s.attribute());
+          },
+          std::vector<TensorSpec>{TensorSpec(Shape{2, 5}, DType::I32), TensorSpec(Shape{2, 5}, DType::I32),
+                                  TensorSpec(Shape{2, 1}, t), TensorSpec(xshape, t)});
+      int64_t n = 1;
+      for (int64_t d : xs) n *= d;
+      std::vector<double> xv(static_cast<size_t>(n));
+      std::vector<int32_t> xi(static_cast<size_t>(n));
+      for (size_t i = 0; i < xv.size(); ++i) {
+        xv[i] = static_cast<double>(i) - 4.5;
+        xi[i] = static_cast<int32_t>(i) - 4;
+      }
+      std::vector<Tensor> in{pop.codes(), pop.args(), Tensor::full({2, 1}, 3, t),
+                             t == DType::I32 ? Tensor::from_vector(xi, xs) : Tensor::from_vector(xv, xs)};
+      std::vector<Tensor> want(1), got(1);
+      build_graph(g).execute(in, want);
+      BuildOptions o;
+      o.backend = "mlir";
+      build_graph(g, o).execute(in, got);
+      ASSERT_EQ(want[0].shape(), got[0].shape());
+      EXPECT_EQ(std::memcmp(want[0].raw_data(), got[0].raw_data(), want[0].nbytes()), 0);
+    }
+  }
+}
+
+TEST(PostfixMlir, BadCodesRaiseTheInterpretersErrors) {
+  if (!find_backend("mlir")) GTEST_SKIP() << "this build has no mlir backend (EVOXC_MLIR=OFF)";
+  PrimitiveSet s = PrimitiveSet::standard();
+  BuildOptions o;
+  o.backend = "mlir";
+  Executable exe = build_graph(gp::evaluator_graph(s, 2, Loss::MSE), o);
+  auto run = [&](std::vector<int32_t> codes, std::vector<int32_t> args) {
+    const auto l = static_cast<int64_t>(codes.size());
+    std::vector<Tensor> in{Tensor::from_vector(codes, {1, l}), Tensor::from_vector(args, {1, l}),
+                           Tensor::zeros({1, 1}, DType::F32), Tensor::zeros({2, 4}, DType::F32),
+                           Tensor::zeros({4}, DType::F32)};
+    std::vector<Tensor> out(1);
+    exe.execute(in, out);
+    return out[0];
+  };
+  const int32_t add = s.code("add");
+  test::expect_error<ValidationError>([&] { run({1, 1, 999}, {0, 1, 0}); }, "program 0, position 2: code 999");
+  test::expect_error<ValidationError>([&] { run({1, add}, {0, 0}); }, "takes 2 values but the stack holds 1");
+  // The executable stays usable, and good codes after bad ones run.
+  EXPECT_EQ(run({1, 1, add}, {0, 1, 0}).to_vector<float>(), std::vector<float>{0.f});
+}
+
 // ---------------------------------------------------------------------------------------------- must fail
 
 TEST(PostfixMustFail, BadCodesAreValidationErrorsNamingTheProgram) {

@@ -13,6 +13,8 @@
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
 #include "backends/mlir/loop_budget.h"
+#include "backends/mlir/postfix_runtime.h"
+#include "backends/mlir/runtime_errors.h"
 #include "evoxc/core/error.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/pipeline/pipeline.h"
@@ -48,6 +50,8 @@ std::string write_module(const Graph& graph) {
     e.line("bufferization.materialize_in_destination " + outs[i].name + " in restrict writable %out" +
            std::to_string(i) + " : (" + tensor_type(outs[i].type) + ", " + memref + ") -> ()");
   }
+  // A rule that calls a runtime function able to fail asked for the call's error sink: one more argument.
+  if (e.uses_error_sink()) outs_sig += ", " + Emitter::kErrorSink + ": !llvm.ptr";
   if (sig.empty() && !outs_sig.empty()) outs_sig = outs_sig.substr(2);
   std::string decls;
   for (const std::string& d : e.declarations()) decls += "  " + d + "\n";
@@ -63,6 +67,7 @@ const std::vector<mlir_codegen::RuntimeSymbol>& runtime_symbols() {
     for (const auto& s : scratch_memory::symbols()) v.push_back(s);
     for (const auto& s : blas_runtime::symbols()) v.push_back(s);
     for (const auto& s : loop_budget_symbols()) v.push_back(s);
+    for (const auto& s : postfix_runtime::symbols()) v.push_back(s);
     return v;
   }();
   return all;
@@ -178,13 +183,17 @@ class MlirExecutable final : public ExecutableImpl {
       large.resize(layout_.slots);
       slots = large.data();
     }
+    // One more slot after the outputs: the call's error sink, which @main takes when a runtime function it
+    // calls can fail (and ignores otherwise: evoxc_entry reads only the arguments @main has).
     std::array<void*, 64> small_args{};
     std::vector<void*> large_args;
     void** args = small_args.data();
-    if (types_.size() > small_args.size()) {
-      large_args.resize(types_.size());
+    if (types_.size() + 1 > small_args.size()) {
+      large_args.resize(types_.size() + 1);
       args = large_args.data();
     }
+    mlir_backend::ErrorSink errors;
+    args[types_.size()] = &errors;
     for (size_t i = 0; i < types_.size(); ++i) {
       const Tensor& t = i < num_inputs_ ? inputs[i] : outputs[i - num_inputs_];
       int64_t* d = slots + layout_.offsets[i];
@@ -202,6 +211,7 @@ class MlirExecutable final : public ExecutableImpl {
       args[i] = d;
     }
     object_->entry()(args);
+    errors.rethrow_if_any();
   }
 
  private:

@@ -304,6 +304,19 @@ std::string Emitter::size(const DimExpr& d) {
   return extent(d);
 }
 
+Val Emitter::reshape(const Val& x, const Shape& to) {
+  if (x.type.shape == to) return x;
+  TensorType t(x.type.dtype, to);
+  std::string sizes;
+  for (const DimExpr& d : to) sizes += (sizes.empty() ? "" : ", ") + extent(d);
+  std::string shape =
+      to.rank() == 0 ? assign("tensor.empty() : tensor<0xindex>")
+                     : assign("tensor.from_elements " + sizes + " : tensor<" + std::to_string(to.rank()) + "xindex>");
+  return {assign("tensor.reshape " + x.name + "(" + shape + ") : (" + tensor_type(x.type) + ", tensor<" +
+                 std::to_string(to.rank()) + "xindex>) -> " + tensor_type(t)),
+          t};
+}
+
 Val Emitter::empty(const TensorType& t) {
   std::string dyn;
   for (const DimExpr& d : t.shape)

@@ -145,6 +145,19 @@ class Emitter {
     return p;
   }
 
+  // x with the same elements in row-major order and shape `to` (static or symbolic extents).
+  Val reshape(const Val& x, const Shape& to);
+
+  // The per-call error sink (an `!llvm.ptr` argument of @main after the outputs, added once a rule asks for
+  // it): runtime functions that compiled code calls report errors there (runtime_errors.h) instead of
+  // unwinding through compiled frames; the executable raises them when the call returns.
+  const std::string& error_sink() {
+    uses_error_sink_ = true;
+    return kErrorSink;
+  }
+  bool uses_error_sink() const { return uses_error_sink_; }
+  static inline const std::string kErrorSink = "%errors";
+
   // BackendError naming the op and its location.
   [[noreturn]] static void fail(const Operation& op, const std::string& why);
   const Operation* current() const { return current_; }
@@ -162,6 +175,7 @@ class Emitter {
   std::unordered_map<const Value*, Val> env_;
   std::set<std::string> declarations_;
   std::unordered_map<const void*, std::shared_ptr<const void>> notes_;
+  bool uses_error_sink_ = false;
   friend class Body;
 };
 

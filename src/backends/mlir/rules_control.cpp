@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -561,6 +562,61 @@ std::vector<Val> row_switch_rule(Emitter& e, const Operation& op, std::span<cons
   return {{result, rt}};
 }
 
+// postfix_eval: one call into the interpreter's PostfixEngine (postfix_runtime.cpp), so a population of programs
+// as data evaluates with the same kernels, bit for bit, and compiles in constant time whatever its programs. The
+// operands go as rank-2 buffers (x and the result with their case dims collapsed); the primitive table is a
+// NUL-terminated byte global, and a second global caches the engine built for it on the first call. Both are
+// named by the table's hash and the dtype, so ops sharing a table share them. Errors (bad codes) go to the
+// call's error sink and raise when the program returns.
+std::vector<Val> postfix_rule(Emitter& e, const Operation& op, std::span<const Val> in) {
+  const std::string& prims = attr_string(op.attributes(), "primitives", "postfix_eval");
+  const Val& x = in[3];
+  const DType t = x.type.dtype;
+  const std::string el = element_type(t);
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : prims) h = (h ^ c) * 1099511628211ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  const std::string id = el + "_" + std::to_string(static_cast<int>(t)) + "_" + hex;
+  const std::string text = "@evoxc_postfix_text_" + id, slot = "@evoxc_postfix_slot_" + id;
+  const std::string n = std::to_string(prims.size() + 1);
+  std::string bytes;
+  for (char c : prims) bytes += std::to_string(static_cast<int>(static_cast<signed char>(c))) + ", ";
+  e.declare("memref.global \"private\" constant " + text + " : memref<" + n + "xi8> = dense<[" + bytes + "0]>");
+  e.declare("memref.global \"private\" " + slot + " : memref<1xi64> = dense<0>");
+  const std::string fn = "@evoxc_postfix_eval_" + el;
+  const std::string iview = "memref<?x?xi32, strided<[?, ?], offset: ?>>",
+                    view = "memref<?x?x" + el + ", strided<[?, ?], offset: ?>>", buf = "memref<?x?x" + el + ">",
+                    params = "(" + iview + ", " + iview + ", " + view + ", " + view + ", " + buf +
+                             ", memref<?xi8>, memref<1xi64>, i32, !llvm.ptr)",
+                    sig = params + " -> ()";
+  e.declare("func.func private " + fn + params + " attributes {llvm.emit_c_interface}");
+  auto as_view = [&](const Val& v, const std::string& elem, const std::string& type) {
+    std::string dyn = "tensor<?x?x" + elem + ">";
+    std::string d = e.assign("tensor.cast " + v.name + " : " + tensor_type(v.type) + " to " + dyn);
+    return e.assign("bufferization.to_buffer " + d + " read_only : " + dyn + " to " + type);
+  };
+  // x as (V, cases): its case dims collapsed (none: one case).
+  DimExpr cases = DimExpr(1);
+  for (size_t a = 1; a < x.type.shape.rank(); ++a) cases = cases * x.type.shape[a];
+  const DimExpr programs = in[0].type.shape[0];
+  Val x2 = e.reshape(x, Shape({x.type.shape[0], cases}));
+  std::string codes = as_view(in[0], "i32", iview), args = as_view(in[1], "i32", iview);
+  std::string consts = as_view(in[2], el, view), xs = as_view(x2, el, view);
+  std::string out = e.assign("memref.alloc(" + e.extent(programs) + ", " + e.extent(cases) + ") : " + buf);
+  std::string tg = e.assign("memref.get_global " + text + " : memref<" + n + "xi8>");
+  std::string tc = e.assign("memref.cast " + tg + " : memref<" + n + "xi8> to memref<?xi8>");
+  std::string sg = e.assign("memref.get_global " + slot + " : memref<1xi64>");
+  std::string dt = e.assign("arith.constant " + std::to_string(static_cast<int>(t)) + " : i32");
+  e.line("func.call " + fn + "(" + codes + ", " + args + ", " + consts + ", " + xs + ", " + out + ", " + tc + ", " +
+         sg + ", " + dt + ", " + e.error_sink() + ") : " + sig);
+  const std::string dyn = "tensor<?x?x" + el + ">";
+  std::string r = e.assign("bufferization.to_tensor " + out + " restrict writable : " + buf + " to " + dyn);
+  TensorType flat(t, Shape({programs, cases}));
+  Val rows{e.assign("tensor.cast " + r + " : " + dyn + " to " + tensor_type(flat)), flat};
+  return {e.reshape(rows, op.result(0)->type().shape)};
+}
+
 }  // namespace
 
 void add_control_rules(Table& t) {
@@ -568,9 +624,7 @@ void add_control_rules(Table& t) {
   t.set("while_loop", while_rule);
   t.set("scan", scan_rule);
   t.set("row_switch", row_switch_rule);
-  t.defer("postfix_eval",
-          "not lowered yet: run the population on the interpreter (the default backend), or its programs as graphs "
-          "(gp::to_graphs, evoxc.gp.Population.to_graphs, then batch_functions)");
+  t.set("postfix_eval", postfix_rule);
 }
 
 }  // namespace evoxc::mlir_backend

@@ -146,17 +146,8 @@ Names extents(Emitter& e, const Shape& s) {
 // ---------------------------------------------------------------------------------------------
 // Shape ops.
 
-// x with the same elements in row-major order and shape `to` (static or symbolic extents).
-Val reshape(Emitter& e, const Val& x, const Shape& to) {
-  if (x.type.shape == to) return x;
-  TensorType t(x.type.dtype, to);
-  std::string shape = to.rank() == 0 ? e.assign("tensor.empty() : tensor<0xindex>")
-                                     : e.assign("tensor.from_elements " + join(extents(e, to)) + " : tensor<" +
-                                                std::to_string(to.rank()) + "xindex>");
-  return {e.assign("tensor.reshape " + x.name + "(" + shape + ") : (" + tensor_type(x.type) + ", tensor<" +
-                   std::to_string(to.rank()) + "xindex>) -> " + tensor_type(t)),
-          t};
-}
+// x with the same elements in row-major order and shape `to` (Emitter::reshape).
+Val reshape(Emitter& e, const Val& x, const Shape& to) { return e.reshape(x, to); }
 
 std::vector<Val> lower_reshape(Emitter& e, const Operation& op, std::span<const Val> in) {
   return {reshape(e, in[0], rtype(op).shape)};
