@@ -87,6 +87,23 @@ def test_bad_codes_and_primitives_are_typed_errors():
         pop.add_prefix_text("add x0 x3")
 
 
+@pytest.mark.skipif("mlir" not in evoxc.backends(), reason="this build has no mlir backend (EVOXC_MLIR=OFF)")
+def test_the_evaluator_on_mlir_equals_the_interpreter():
+    # postfix_eval compiled: the same engine, so predictions are bit for bit the interpreter's; one executable for
+    # populations of any size.
+    s = evoxc.gp.PrimitiveSet.standard()
+    rng = np.random.default_rng(4)
+    x = evoxc.tensor(rng.uniform(-2, 2, (2, 700)).astype(np.float32))
+    on = {b: evoxc.gp.Evaluator(s, 2, "none", "float32", b) for b in ("interp", "mlir")}
+    for n in (3, 50):
+        pop = evoxc.gp.Population(s, 2)
+        for i in range(n):
+            pop.add_prefix_text(["aq x0 (cos x1)", "plog (sub x0 0.25)", "tanh (add (sqrtabs x1) (exp x0))",
+                                 "pdiv x1 (mul x0 0.3)"][i % 4])
+        a, b = (on[k].evaluate(pop, x).numpy() for k in ("interp", "mlir"))
+        assert a.tobytes() == b.tobytes()
+
+
 deap = pytest.importorskip("deap")
 
 
