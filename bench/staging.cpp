@@ -102,9 +102,11 @@ int main(int argc, char** argv) {
   int programs = 500, size = 17, vars = 2, reps = 5;
   int64_t cases = 1024;
   bool json = false;
-  int merge_only = 0;      // repeat only trace + merge this many times (for a profiler)
-  int data_only = 0;       // repeat only the programs-as-data generation this many times
-  int compile_level = -1;  // >= 0: only the merged population compiled on mlir at this level, timed per stage
+  int merge_only = 0;
+  int transforms_only = 0;  // repeat only trace + vectorize + vjp this many times (for a profiler)      // repeat only
+                            // trace + merge this many times (for a profiler)
+  int data_only = 0;        // repeat only the programs-as-data generation this many times
+  int compile_level = -1;   // >= 0: only the merged population compiled on mlir at this level, timed per stage
   std::string dump;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -118,6 +120,8 @@ int main(int argc, char** argv) {
       data_only = std::atoi(argv[++i]);
     } else if (a == "--merge-only" && i + 1 < argc) {
       merge_only = std::atoi(argv[++i]);
+    } else if (a == "--transforms-only" && i + 1 < argc) {
+      transforms_only = std::atoi(argv[++i]);
     } else if (a == "--compile" && i + 1 < argc) {
       compile_level = std::atoi(argv[++i]);
     } else if (a == "--programs" && i + 1 < argc) {
@@ -126,7 +130,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE] [--merge-only N] [--data-only N] "
-          "[--compile LEVEL]\n");
+          "[--compile LEVEL] [--transforms-only N]\n");
       return 2;
     }
   }
@@ -204,6 +208,25 @@ int main(int argc, char** argv) {
         rt.push_back(since(t0));
       }
       std::printf("  run %.3f ms (median of 50)\n", median(rt) * 1e3);
+      return 0;
+    }
+    if (transforms_only > 0) {  // only trace, vectorize and vjp, repeated (for a profiler)
+      std::vector<double> tr, vm, vj;
+      for (int r = 0; r < transforms_only; ++r) {
+        std::vector<Graph> graphs(pop.size());
+        auto t0 = Clock::now();
+        for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
+        tr.push_back(since(t0));
+        t0 = Clock::now();
+        for (const Graph& g : graphs) (void)vectorize(g);
+        vm.push_back(since(t0));
+        t0 = Clock::now();
+        for (const Graph& g : graphs) (void)vjp(g);
+        vj.push_back(since(t0));
+      }
+      std::printf("per program: trace %.2f us, vectorize %.2f us, vjp %.2f us (median of %d)\n",
+                  median(tr) * 1e6 / programs, median(vm) * 1e6 / programs, median(vj) * 1e6 / programs,
+                  transforms_only);
       return 0;
     }
     if (merge_only > 0) {
