@@ -48,7 +48,9 @@ run: build bench-venv
 	$(PY) examples/batch_dict.py
 	$(PY) examples/deap_gp.py --generations 2
 	$(PY) examples/gp_tune_constants.py
+	$(PY) examples/tiered.py
 	$(PY) bench/python_overhead.py --quick
+	$(PY) bench/staging_transforms.py --quick --trees 50
 	$(PY) bench/batch_functions.py --quick
 	$(PY) bench/gp_population.py --quick
 	$(PY) bench/compare.py --quick
