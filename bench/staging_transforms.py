@@ -97,7 +97,7 @@ def main():
     tr = rows["evoxc trace (Python)"]
     print(f"evoxc staging / evoxc trace: vmap {rows['evoxc vmap staging (vectorize(graph))'] / tr:.2f}x, "
           f"grad {rows['evoxc grad staging (grad(graph))'] / tr:.2f}x, vjp {rows['evoxc vjp staging (vjp(graph))'] / tr:.2f}x "
-          "(target <= 3x; build/bin/bench_staging gives the same ratios against a trace from C++)")
+          "(target <= 3x; against a trace from C++, `build/bin/bench_staging --transforms-only 5`, they are higher)")
     if "jax make_jaxpr(vmap(f))" in rows:
         print(f"JAX / evoxc, trace + transform: vmap {rows['jax make_jaxpr(vmap(f))'] / rows['evoxc trace + vmap']:.2f}x,"
               f" grad {rows['jax make_jaxpr(grad(f))'] / rows['evoxc trace + grad']:.2f}x (target > 1: evoxc faster)")
