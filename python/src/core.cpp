@@ -4,7 +4,9 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <typeinfo>
+#include <unordered_map>
 
 #include "bind.h"
 // After Python.h (included by nanobind through bind.h).
@@ -125,6 +127,62 @@ void host_data_error() {
 
 void set_package_dir(std::string dir) { package_dir() = std::move(dir); }
 
+namespace {
+
+// What python_location needs of a code object: its file's base name and whether it is evoxc's own, and its line
+// numbers by instruction offset. Consecutive ops come from a few functions, so a handful of entries spare each op a
+// UTF-8 conversion, a prefix compare and a line-table scan (CPython's PyFrame_GetLineNumber walks the table from
+// the start: 7% of a trace). Each entry holds a reference to its code object, so no other object can take its
+// address while cached; the entries alive at thread exit are never released (the interpreter may be gone then).
+struct CodeEntry {
+  PyCodeObject* code = nullptr;
+  bool ours = false;
+  bool has_file = false;
+  std::string file;
+  std::unordered_map<int, int> lines;  // instruction offset -> line
+};
+constexpr size_t kCodeEntries = 8;
+struct CodeCache {
+  std::array<CodeEntry, kCodeEntries> entries;
+  size_t next = 0;  // the entry replaced next (round robin)
+};
+thread_local CodeCache g_codes;
+
+CodeEntry& code_entry(PyCodeObject* code, const std::string& pkg) {
+  for (CodeEntry& e : g_codes.entries)
+    if (e.code == code) return e;
+  CodeEntry& e = g_codes.entries[g_codes.next];
+  g_codes.next = (g_codes.next + 1) % kCodeEntries;
+  Py_XDECREF(reinterpret_cast<PyObject*>(e.code));
+  Py_INCREF(reinterpret_cast<PyObject*>(code));
+  e.code = code;
+  e.lines.clear();
+  const char* file = PyUnicode_AsUTF8(code->co_filename);
+  if (!file) PyErr_Clear();
+  e.has_file = file != nullptr;
+  e.ours = file && !pkg.empty() && std::strncmp(file, pkg.c_str(), pkg.size()) == 0;
+  e.file.clear();
+  if (file && !e.ours) {
+    std::string_view path(file);
+    size_t slash = path.find_last_of('/');
+    e.file = std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  }
+  return e;
+}
+
+int line_of(CodeEntry& e, PyFrameObject* f) {
+#if PY_VERSION_HEX >= 0x030B0000
+  auto [it, fresh] = e.lines.try_emplace(PyFrame_GetLasti(f), 0);
+  if (fresh) it->second = PyFrame_GetLineNumber(f);
+  return it->second;
+#else
+  (void)e;
+  return PyFrame_GetLineNumber(f);
+#endif
+}
+
+}  // namespace
+
 Location python_location() {
   PyFrameObject* f = PyEval_GetFrame();  // borrowed
   if (!f) return {};
@@ -133,18 +191,14 @@ Location python_location() {
   Location loc;
   while (f) {
     PyCodeObject* code = PyFrame_GetCode(f);  // new reference
-    const char* file = PyUnicode_AsUTF8(code->co_filename);
-    bool ours = file && !pkg.empty() && std::strncmp(file, pkg.c_str(), pkg.size()) == 0;
-    if (!ours && file) {
-      std::string_view path(file);
-      size_t slash = path.find_last_of('/');
-      loc.file = std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-      loc.line = PyFrame_GetLineNumber(f);
-      Py_DECREF(code);
+    CodeEntry& e = code_entry(code, pkg);
+    Py_DECREF(code);  // the entry keeps its own reference
+    if (!e.ours && e.has_file) {
+      loc.file = e.file;
+      loc.line = line_of(e, f);
       Py_DECREF(f);
       return loc;
     }
-    Py_DECREF(code);
     PyFrameObject* back = PyFrame_GetBack(f);  // new reference
     Py_DECREF(f);
     f = back;

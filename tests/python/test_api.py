@@ -79,6 +79,36 @@ def test_locations_are_python_lines():
     assert f'loc("test_api.py":{b_line}:0)' in lines[1]
 
 
+def test_locations_through_many_functions_and_loops():
+    # More functions than python_location's per-thread cache of code objects (8), each called at two sites, in
+    # a loop: every op still carries its own line, whichever cache entry served it.
+    import inspect
+    fns = []
+    for k in range(12):
+        def step(x, k=k):
+            return x + float(k)  # the op's line
+        fns.append(step)
+
+    def body(x):
+        for _ in range(3):
+            for fn in fns:
+                x = fn(x)
+            x = evoxc.sin(x)  # line S
+        return x
+
+    g = evoxc.trace(body, TensorSpec((3,)))
+    src, start = inspect.getsourcelines(fns[0])
+    step_line = start + [i for i, l in enumerate(src) if "the op's line" in l][0]
+    src, start = inspect.getsourcelines(body)
+    s_line = start + [i for i, l in enumerate(src) if "line S" in l][0]
+    text = g.to_string().splitlines()
+    adds = [l for l in text if "evoxc.add" in l]
+    sins = [l for l in text if "evoxc.sin" in l]
+    assert len(adds) == 36 and len(sins) == 3
+    assert all(f'loc("test_api.py":{step_line}:0)' in l for l in adds), adds[0]
+    assert all(f'loc("test_api.py":{s_line}:0)' in l for l in sins), sins[0]
+
+
 def test_artifact_save_load_and_corruption(tmp_path):
     art = evoxc.compile(evoxc.lower(evoxc.trace(f, SX, SW)), opt_level="O1")
     p = tmp_path / "f.evoxcartifact"
