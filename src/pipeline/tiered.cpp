@@ -6,7 +6,6 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
-#include <typeinfo>
 
 #include "evoxc/core/error.h"
 

@@ -146,11 +146,8 @@ Names extents(Emitter& e, const Shape& s) {
 // ---------------------------------------------------------------------------------------------
 // Shape ops.
 
-// x with the same elements in row-major order and shape `to` (Emitter::reshape).
-Val reshape(Emitter& e, const Val& x, const Shape& to) { return e.reshape(x, to); }
-
 std::vector<Val> lower_reshape(Emitter& e, const Operation& op, std::span<const Val> in) {
-  return {reshape(e, in[0], rtype(op).shape)};
+  return {e.reshape(in[0], rtype(op).shape)};
 }
 
 // A linalg.generic copying x into `rt` through one affine input map (transpose, broadcast).

@@ -20,6 +20,7 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/TargetTransformInfo.h"
 #include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstrTypes.h"
@@ -878,12 +879,21 @@ std::string compile_to_object(const std::string& mlir_text, const CodegenOptions
 
   if (stages) stages->emplace_back("translate", lap(clock));
   check_cancel(options);
-  if (options.opt_level >= 2) {
-    hint_vector_widths(*m, *tm);
-    // A hinted loop that cannot be vectorised is a missed-transformation warning: not the user's concern.
-    llvm_ctx.setDiagnosticHandlerCallBack([](const llvm::DiagnosticInfo*, void*) {}, nullptr);
-  }
+  // A hinted loop that cannot be vectorised is a missed-transformation warning, not the user's concern: warnings
+  // and remarks are dropped; an error is kept and raised once LLVM's pipeline returns.
+  std::string llvm_errors;
+  llvm_ctx.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo* d, void* sink) {
+        if (d->getSeverity() != llvm::DS_Error) return;
+        llvm::raw_string_ostream os(*static_cast<std::string*>(sink));
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        d->print(printer);
+        os << "\n";
+      },
+      &llvm_errors);
+  if (options.opt_level >= 2) hint_vector_widths(*m, *tm);
   optimise(*m, *tm, options.opt_level);
+  if (!llvm_errors.empty()) throw BackendError("mlir: LLVM's pipeline failed:\n" + llvm_errors);
   if (stages) stages->emplace_back("llvm opt", lap(clock));
   check_cancel(options);
   llvm::SmallVector<char, 0> buffer;
@@ -892,6 +902,7 @@ std::string compile_to_object(const std::string& mlir_text, const CodegenOptions
   if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
     throw BackendError("mlir: the target cannot emit object code");
   emit.run(*m);
+  if (!llvm_errors.empty()) throw BackendError("mlir: LLVM's code generation failed:\n" + llvm_errors);
   if (stages) stages->emplace_back("codegen", lap(clock));
   return std::string(buffer.begin(), buffer.end());
 }
