@@ -6,9 +6,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "gp_population.h"
+
+// Under valgrind (bench/staging_callgrind.sh) each stage of --per-op is dumped as its own
+// callgrind profile; elsewhere the requests are no-ops.
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name) (void)(name)
+#endif
 
 namespace {
 
@@ -95,6 +105,69 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+size_t count_ops(const evoxc::Block& b) {
+  size_t n = 0;
+  for (const auto& op : b.operations()) {
+    ++n;
+    for (const auto& r : op->regions()) n += count_ops(r->block());
+  }
+  return n;
+}
+
+// --per-op: the staging stages of the architecture issue one after another over the population,
+// each repeated `reps` times, reported per op of the traced programs (every op counted, the
+// returns included). Each stage's last repetition is a callgrind dump of its own.
+void per_op(const std::vector<evoxc::bench::GpTree>& pop, int vars, int64_t cases, int reps) {
+  using namespace evoxc;
+  std::vector<Graph> graphs(pop.size());
+  for (size_t i = 0; i < pop.size(); ++i) graphs[i] = bench::gp_trace(pop[i], vars, cases);
+  size_t ops = 0;
+  for (const Graph& g : graphs) ops += count_ops(g.main().entry());
+  BatchOptions bo;
+  bo.axes = AxisTree();
+  struct Stage {
+    const char* name;
+    std::function<void()> fn;
+  };
+  std::vector<Graph> sink(pop.size());
+  const Stage stages[] = {
+      {"trace",
+       [&] {
+         for (size_t i = 0; i < pop.size(); ++i) sink[i] = bench::gp_trace(pop[i], vars, cases);
+       }},
+      {"clone",
+       [&] {
+         for (const Graph& g : graphs) (void)clone_module(g.module());
+       }},
+      {"verify",
+       [&] {
+         for (const Graph& g : graphs) verify(g);
+       }},
+      {"vectorize",
+       [&] {
+         for (const Graph& g : graphs) (void)vectorize(g);
+       }},
+      {"vjp",
+       [&] {
+         for (const Graph& g : graphs) (void)vjp(g);
+       }},
+      {"merge", [&] { (void)batch_functions(graphs, bo); }},
+  };
+  std::printf("%zu programs, %zu ops (median of %d)\n", pop.size(), ops, reps);
+  for (const Stage& st : stages) {
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+      if (r + 1 == reps) CALLGRIND_ZERO_STATS;
+      auto t0 = Clock::now();
+      st.fn();
+      t.push_back(since(t0));
+      if (r + 1 == reps) CALLGRIND_DUMP_STATS_AT(st.name);
+    }
+    const double s = median(t);
+    std::printf("  %-10s %9.3f ms  %8.1f ns/op\n", st.name, s * 1e3, s * 1e9 / static_cast<double>(ops));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,9 +175,9 @@ int main(int argc, char** argv) {
   int programs = 500, size = 17, vars = 2, reps = 5;
   int64_t cases = 1024;
   bool json = false;
-  int merge_only = 0;
-  int transforms_only = 0;  // repeat only trace + vectorize + vjp this many times (for a profiler)      // repeat only
-                            // trace + merge this many times (for a profiler)
+  int merge_only = 0;       // repeat only trace + merge this many times (for a profiler)
+  int transforms_only = 0;  // repeat only trace + vectorize + vjp this many times (for a profiler)
+  int per_op_reps = 0;      // > 0: only the staging stages, per op (bench/staging_callgrind.sh)
   int data_only = 0;        // repeat only the programs-as-data generation this many times
   int compile_level = -1;   // >= 0: only the merged population compiled on mlir at this level, timed per stage
   std::string dump;
@@ -118,6 +191,8 @@ int main(int argc, char** argv) {
       dump = argv[++i];
     } else if (a == "--data-only" && i + 1 < argc) {
       data_only = std::atoi(argv[++i]);
+    } else if (a == "--per-op" && i + 1 < argc) {
+      per_op_reps = std::atoi(argv[++i]);
     } else if (a == "--merge-only" && i + 1 < argc) {
       merge_only = std::atoi(argv[++i]);
     } else if (a == "--transforms-only" && i + 1 < argc) {
@@ -130,7 +205,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: bench_staging [--quick] [--json] [--programs N] [--dump FILE] [--merge-only N] [--data-only N] "
-          "[--compile LEVEL] [--transforms-only N]\n");
+          "[--compile LEVEL] [--transforms-only N] [--per-op N]\n");
       return 2;
     }
   }
@@ -156,6 +231,10 @@ int main(int argc, char** argv) {
         text += "\n";
       }
       write_file_atomic(dump, text);
+    }
+    if (per_op_reps > 0) {
+      per_op(pop, vars, cases, per_op_reps);
+      return 0;
     }
     if (data_only > 0) {  // only the programs-as-data generation, repeated (for a profiler)
       std::vector<float> xv(static_cast<size_t>(vars * cases)), yv(static_cast<size_t>(cases), 0.f);

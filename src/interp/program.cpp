@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/flat_table.h"
 #include "evoxc/ir/builder.h"
 #include "kernel_table.h"
 #include "thread_pool.h"
@@ -280,50 +281,20 @@ void Program::release_frame(std::unique_ptr<FrameData> f) const {
 
 namespace {
 
-// Value -> id in the plan: open addressing over the values' addresses, so planning a
-// graph costs one allocation here rather than one per value.
+// Value -> id in the plan (a flat map: planning a graph costs one allocation here rather than
+// one per value).
 class ValueIds {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
-  void reserve(size_t n) {
-    size_t cap = 16;
-    while (cap < 2 * n) cap *= 2;
-    if (cap > slots_.size()) rehash(cap);
-  }
-  void insert(const Value* v, uint32_t id) {
-    if (2 * (size_ + 1) > slots_.size()) rehash(std::max<size_t>(16, 2 * slots_.size()));
-    size_t i = home(v);
-    while (slots_[i].key != nullptr && slots_[i].key != v) i = (i + 1) & mask_;
-    if (slots_[i].key == nullptr) ++size_;
-    slots_[i] = {v, id};
-  }
+  void reserve(size_t n) { ids_.reserve(n); }
+  void insert(const Value* v, uint32_t id) { ids_[v] = id; }
   uint32_t find(const Value* v) const {
-    if (slots_.empty()) return kNone;
-    for (size_t i = home(v);; i = (i + 1) & mask_) {
-      if (slots_[i].key == v) return slots_[i].id;
-      if (slots_[i].key == nullptr) return kNone;
-    }
+    const uint32_t* id = ids_.find(v);
+    return id != nullptr ? *id : kNone;
   }
 
  private:
-  struct Slot {
-    const Value* key = nullptr;
-    uint32_t id = 0;
-  };
-  size_t home(const Value* v) const {
-    uint64_t h = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v)) * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(h >> 32) & mask_;
-  }
-  void rehash(size_t cap) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(cap, Slot{});
-    mask_ = cap - 1;
-    size_ = 0;
-    for (const Slot& s : old)
-      if (s.key != nullptr) insert(s.key, s.id);
-  }
-  std::vector<Slot> slots_;
-  size_t mask_ = 0, size_ = 0;
+  PtrMap<const Value*, uint32_t> ids_;
 };
 
 // What the storage plan needs of one op: where its operand and result ids lie in the

@@ -25,7 +25,7 @@ std::vector<TensorType> Builder::infer(const OpInfo& info, std::span<Value* cons
 
 Operation* Builder::create(const OpInfo& info, std::span<Value* const> operands, AttrMap attrs) {
   std::vector<TensorType> results = infer(info, operands, attrs, nullptr);
-  return block_->push_back(Operation::create(info, operands, results, std::move(attrs), loc_));
+  return block_->push_back(Operation::create(info, operands, results, std::move(attrs), loc_, 0, block_->arena()));
 }
 
 Operation* Builder::create(std::string_view name, std::vector<Value*> operands, AttrMap attrs) {
@@ -34,15 +34,16 @@ Operation* Builder::create(std::string_view name, std::vector<Value*> operands, 
 
 Operation* Builder::create_typed(const OpInfo& info, std::span<Value* const> operands,
                                  std::span<const TensorType> result_types, AttrMap attrs, size_t num_regions) {
-  return block_->push_back(Operation::create(info, operands, result_types, std::move(attrs), loc_, num_regions));
+  return block_->push_back(
+      Operation::create(info, operands, result_types, std::move(attrs), loc_, num_regions, block_->arena()));
 }
 
-std::unique_ptr<Operation> Builder::create_detached(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs,
-                                                    size_t num_regions) const {
-  return Operation::create(info, std::move(operands), {}, std::move(attrs), loc_, num_regions);
+OpPtr Builder::create_detached(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs,
+                               size_t num_regions) const {
+  return Operation::create(info, std::move(operands), {}, std::move(attrs), loc_, num_regions, block_->arena());
 }
 
-Operation* Builder::insert(std::unique_ptr<Operation> op) {
+Operation* Builder::insert(OpPtr op) {
   if (op->num_results() == 0) {
     std::vector<TensorType> results = infer(op->info(), op->operands(), op->attributes(), op.get());
     op->set_result_types(results);
@@ -54,15 +55,35 @@ Operation* Builder::create_return(std::vector<Value*> values) {
   return block_->append(terminator_op_info(), std::move(values), {}, {}, loc_);
 }
 
+OpPtr clone_detached(const Operation& op, const ValueMap& map, Arena* arena) {
+  // Operands and result types gathered on the stack for the common case (every elementwise op):
+  // a clone touches no allocator but the arena.
+  constexpr size_t kInline = 4;
+  Value* operand_buf[kInline];
+  std::vector<Value*> many_operands;
+  std::span<Value* const> operands;
+  if (op.num_operands() <= kInline) {
+    for (size_t i = 0; i < op.num_operands(); ++i) operand_buf[i] = map.lookup_or_self(op.operand(i));
+    operands = {operand_buf, op.num_operands()};
+  } else {
+    many_operands.reserve(op.num_operands());
+    for (const Value* v : op.operands()) many_operands.push_back(map.lookup_or_self(v));
+    operands = many_operands;
+  }
+  std::vector<TensorType> many_types;
+  std::span<const TensorType> types;
+  if (op.num_results() == 1) {
+    types = {&op.result(0)->type(), 1};
+  } else {
+    many_types.reserve(op.num_results());
+    for (const auto& r : op.results()) many_types.push_back(r->type());
+    types = many_types;
+  }
+  return Operation::create(op.info(), operands, types, op.attributes(), op.location(), op.regions().size(), arena);
+}
+
 Operation* clone_op(Builder& b, const Operation& op, ValueMap& map) {
-  std::vector<Value*> operands;
-  operands.reserve(op.num_operands());
-  for (const Value* v : op.operands()) operands.push_back(map.lookup_or_self(v));
-  std::vector<TensorType> types;
-  types.reserve(op.num_results());
-  for (const auto& r : op.results()) types.push_back(r->type());
-  auto clone =
-      Operation::create(op.info(), std::move(operands), types, op.attributes(), op.location(), op.regions().size());
+  OpPtr clone = clone_detached(op, map, b.block().arena());
   for (size_t i = 0; i < op.regions().size(); ++i) clone_region(op.region(i), clone->region(i), map);
   Operation* inserted = b.block().push_back(std::move(clone));
   for (size_t i = 0; i < op.num_results(); ++i) map.map(op.result(i), inserted->result(i));

@@ -84,14 +84,17 @@ Operation* Block::append(std::string_view name, std::vector<Value*> operands, st
 
 Operation* Block::append(const OpInfo& info, std::vector<Value*> operands, std::vector<TensorType> result_types,
                          AttrMap attrs, Location loc, size_t num_regions) {
-  ops_.push_back(
-      std::make_unique<Operation>(info, operands, result_types, std::move(attrs), std::move(loc), num_regions, this));
+  OpPtr op = Operation::create(info, operands, result_types, std::move(attrs), std::move(loc), num_regions, arena_);
+  op->parent_ = this;
+  ops_.push_back(std::move(op));
   return ops_.back().get();
 }
 
-Operation* Block::push_back(std::unique_ptr<Operation> op) {
+Operation* Block::push_back(OpPtr op) {
   if (!op) throw InternalError("Block::push_back: null operation");
   if (op->parent_ != nullptr) throw InternalError("Block::push_back: evoxc." + op->name() + " is already in a block");
+  if (op->arena_ != nullptr && op->arena_ != arena_)
+    throw InternalError("Block::push_back: evoxc." + op->name() + " was made in another module's arena");
   op->parent_ = this;
   ops_.push_back(std::move(op));
   return ops_.back().get();
@@ -103,8 +106,13 @@ void Block::erase_last() {
 }
 
 Operation::Operation(const OpInfo& info, std::span<Value* const> operands, std::span<const TensorType> result_types,
-                     AttrMap attrs, Location loc, size_t num_regions, Block* parent)
-    : info_(&info), num_operands_(operands.size()), attrs_(std::move(attrs)), loc_(std::move(loc)), parent_(parent) {
+                     AttrMap attrs, Location loc, size_t num_regions, Block* parent, Arena* arena)
+    : info_(&info),
+      arena_(arena),
+      num_operands_(operands.size()),
+      attrs_(std::move(attrs)),
+      loc_(std::move(loc)),
+      parent_(parent) {
   if (num_operands_ <= kInlineOperands) {
     for (size_t i = 0; i < num_operands_; ++i) inline_operands_[i] = operands[i];
   } else {
@@ -114,7 +122,7 @@ Operation::Operation(const OpInfo& info, std::span<Value* const> operands, std::
     if (v == nullptr) throw InternalError("Operation " + info.name + ": null operand");
   make_results(result_types);
   regions_.reserve(num_regions);
-  for (size_t i = 0; i < num_regions; ++i) regions_.push_back(std::make_unique<Region>(this));
+  for (size_t i = 0; i < num_regions; ++i) regions_.push_back(std::make_unique<Region>(this, arena));
 }
 
 void Operation::make_results(std::span<const TensorType> types) {
@@ -133,11 +141,19 @@ void Operation::make_results(std::span<const TensorType> types) {
   num_results_ = types.size();
 }
 
-std::unique_ptr<Operation> Operation::create(const OpInfo& info, std::span<Value* const> operands,
-                                             std::span<const TensorType> result_types, AttrMap attrs, Location loc,
-                                             size_t num_regions) {
-  return std::make_unique<Operation>(info, operands, result_types, std::move(attrs), std::move(loc), num_regions,
-                                     nullptr);
+OpPtr Operation::create(const OpInfo& info, std::span<Value* const> operands, std::span<const TensorType> result_types,
+                        AttrMap attrs, Location loc, size_t num_regions, Arena* arena) {
+  if (arena == nullptr)
+    return OpPtr(
+        new Operation(info, operands, result_types, std::move(attrs), std::move(loc), num_regions, nullptr, nullptr));
+  return OpPtr(arena->make<Operation>(info, operands, result_types, std::move(attrs), std::move(loc), num_regions,
+                                      nullptr, arena));
+}
+
+void OpDeleter::operator()(Operation* op) const {
+  const bool heap = op->arena_ == nullptr;  // read before the op is gone
+  op->~Operation();
+  if (heap) ::operator delete(op);
 }
 
 Operation* Operation::parent_op() const {
@@ -151,7 +167,7 @@ void Operation::set_result_types(std::span<const TensorType> types) {
 }
 
 Function& Module::add_function(std::string name) {
-  functions_.push_back(std::make_unique<Function>(std::move(name)));
+  functions_.push_back(std::make_unique<Function>(std::move(name), arena_.get()));
   return *functions_.back();
 }
 

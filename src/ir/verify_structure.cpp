@@ -5,15 +5,13 @@
 #include <unordered_set>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/flat_table.h"
 #include "evoxc/core/limits.h"
 #include "evoxc/ir/graph.h"
-#include "flat_table.h"
 #include "ir_text.h"
 
 namespace evoxc {
 namespace {
-
-using ir_detail::PtrSet;
 
 class FunctionVerifier {
  public:

@@ -3,8 +3,8 @@
 #include <functional>
 #include <unordered_map>
 
+#include "evoxc/core/flat_table.h"
 #include "evoxc/passes/passes.h"
-#include "ir/flat_table.h"
 #include "passes/rewrite.h"
 
 namespace evoxc {
@@ -60,7 +60,7 @@ class DuplicateFinder {
 
  private:
   const passes_detail::Liveness* live_;
-  std::vector<ir_detail::HashIndex<Operation>> scopes_;
+  std::vector<HashIndex<Operation>> scopes_;
 };
 
 class Cse {
@@ -101,7 +101,7 @@ class Cse {
   static void drop_last(Block& b) { b.erase_last(); }
 
   const passes_detail::Liveness* live_;
-  std::vector<ir_detail::HashIndex<Operation>> scopes_;
+  std::vector<HashIndex<Operation>> scopes_;
 };
 
 // CSE over the live ops only (`live` null: every op), in one copy of the module; `g` itself

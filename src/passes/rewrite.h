@@ -3,8 +3,8 @@
 
 #include <vector>
 
+#include "evoxc/core/flat_table.h"
 #include "evoxc/ir/builder.h"
-#include "ir/flat_table.h"
 
 namespace evoxc::passes_detail {
 
@@ -15,14 +15,8 @@ namespace evoxc::passes_detail {
 // The clone's results are not mapped: the pass decides whether they replace the op's.
 template <typename Fill>
 Operation* clone_shell(Builder& b, const Operation& op, ValueMap& map, Fill&& fill) {
-  std::vector<Value*> operands;
-  operands.reserve(op.num_operands());
-  for (const Value* v : op.operands()) operands.push_back(map.lookup_or_self(v));
-  std::vector<TensorType> types;
-  types.reserve(op.num_results());
-  for (const auto& r : op.results()) types.push_back(r->type());
   b.set_location(op.location());
-  Operation* c = b.create_typed(op.info(), std::move(operands), types, op.attributes(), op.regions().size());
+  Operation* c = b.block().push_back(clone_detached(op, map, b.block().arena()));
   for (size_t i = 0; i < op.regions().size(); ++i) {
     const Block& rb = op.region(i).block();
     Block& cb = c->region(i).block();
@@ -59,8 +53,8 @@ class Liveness {
   size_t dead() const { return dead_; }
 
  private:
-  ir_detail::PtrSet values_;
-  ir_detail::PtrSet ops_;
+  PtrSet values_;
+  PtrSet ops_;
   size_t dead_ = 0;
 };
 

@@ -139,7 +139,7 @@ std::vector<SymbolicTensor> emit_control(const OpDef& def, const std::vector<Sym
   // One pass: the op is built detached, each region traced into it once (so a region
   // function's side effects run once per trace), then inserting it infers its result
   // types from operands, attributes and regions.
-  std::unique_ptr<Operation> op = b.create_detached(def, std::move(values), std::move(attrs), regions.size());
+  OpPtr op = b.create_detached(def, std::move(values), std::move(attrs), regions.size());
   std::vector<Tree<SymbolicTensor>> outs = trace_regions(*ctx, *op, regions);
   check(outs);
   ctx->locate(src);  // the regions moved the location; inference errors name the control op

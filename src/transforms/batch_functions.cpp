@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "evoxc/core/flat_table.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/trace/indexing.h"
 #include "evoxc/transforms/batch.h"
@@ -149,7 +150,12 @@ class Merger {
         maps_(programs.size()),
         first_user_(programs.size()) {
     // main() looks its function up by name: once per program, not per op.
-    for (const Graph& g : programs) entries_.push_back(&g.main().entry());
+    size_t ops = 0;
+    for (const Graph& g : programs) {
+      entries_.push_back(&g.main().entry());
+      ops += entries_.back()->num_operations();
+    }
+    emitted_.reserve(ops);  // at most one emitted op per program op: no rehash while merging
   }
 
   // Merges the band of programs [begin, end): `inputs` per input leaf: the shared value, or the
@@ -447,9 +453,8 @@ class Merger {
       std::unordered_map<uint32_t, size_t> user_ids;
       size_t most = 0;
       for (size_t k = 0; k < progs.size(); ++k) {
-        const auto& users = first_user_[static_cast<size_t>(progs[k])];
-        auto it = users.find(ops[k]->result(0));
-        uint32_t id = it == users.end() ? ~0u : key_of(*it->second, true).id;
+        const Operation* const* user = first_user_[static_cast<size_t>(progs[k])].find(ops[k]->result(0));
+        uint32_t id = user == nullptr ? ~0u : key_of(**user, true).id;
         most = std::max(most, ++user_ids[id]);
       }
       auto alone = static_cast<int64_t>(progs.size() - most);
@@ -482,7 +487,10 @@ class Merger {
     users.reserve(values);
     maps_[static_cast<size_t>(p)].reserve(values);
     for (const auto& op : entry(p).operations())
-      for (const Value* v : op->operands()) users.emplace(v, op.get());
+      for (const Value* v : op->operands()) {
+        const Operation*& first = users[v];
+        if (first == nullptr) first = op.get();
+      }
   }
 
   int new_class(SymbolicTensor v, std::vector<int> progs) {
@@ -492,10 +500,9 @@ class Merger {
   }
 
   Ref lookup(int p, const Value* v) const {
-    const auto& m = maps_[static_cast<size_t>(p)];
-    auto it = m.find(v);
-    if (it == m.end()) throw InternalError("batch_functions: a value is used before it is defined");
-    return it->second;
+    const Ref* r = maps_[static_cast<size_t>(p)].find(v);
+    if (r == nullptr) throw InternalError("batch_functions: a value is used before it is defined");
+    return *r;
   }
 
   // Program p's own value of a Ref (a row of a class is sliced out once and remembered).
@@ -557,39 +564,38 @@ class Merger {
   // types) was emitted already — the same subexpression in several programs, over shared inputs
   // or the same rows — then reuses it: CSE while merging, so the final CSE pass finds nothing to
   // copy the graph for.
-  std::vector<SymbolicTensor> emit_dedup(const Operation& op, const std::vector<SymbolicTensor>& vals) {
+  std::vector<SymbolicTensor> emit_dedup(const Operation& op, std::span<const SymbolicTensor> vals) {
     size_t h = op.info().id;
     for (const auto& v : vals) h = h * 0x100000001B3ull ^ reinterpret_cast<uintptr_t>(v.value());
     for (const auto& [name, value] : op.attributes()) h = h * 0x100000001B3ull ^ attr_hash(value);
-    auto [lo, hi] = emitted_.equal_range(h);
-    for (auto it = lo; it != hi; ++it) {
-      // The emitted op itself carries what an equal op must match: its operands, attributes and types.
-      const Operation& e = *it->second;
-      if (e.info().id != op.info().id || e.num_operands() != vals.size() || !same_types(e, op)) continue;
+    // The emitted op itself carries what an equal op must match: its operands, attributes and types.
+    const Operation* equal = emitted_.find(h, [&](const Operation& e) {
+      if (e.info().id != op.info().id || e.num_operands() != vals.size() || !same_types(e, op)) return false;
       bool eq = true;
       for (size_t i = 0; eq && i < vals.size(); ++i) eq = e.operand(i) == vals[i].value();
       const AttrMap &x = e.attributes(), &y = op.attributes();
       eq = eq && x.size() == y.size();
       for (auto i = x.begin(), j = y.begin(); eq && i != x.end(); ++i, ++j)
         eq = i->first == j->first && attr_equal(i->second, j->second);
-      if (!eq) continue;
+      return eq;
+    });
+    if (equal != nullptr) {
       std::vector<SymbolicTensor> outs;
-      for (const auto& r : e.results()) outs.push_back(tracer_.context().wrap(r.get()));
+      for (const auto& r : equal->results()) outs.push_back(tracer_.context().wrap(r.get()));
       return outs;
     }
     // The op is a verified program's, over values of its operands' types: its result types hold.
-    std::vector<TensorType> types;
-    types.reserve(op.num_results());
+    SmallVector<TensorType, 2> types;
     for (const auto& r : op.results()) types.push_back(r->type());
     std::vector<SymbolicTensor> outs =
         tracer_.context().emit_typed(op.info(), vals, op.attributes(), types, SrcLoc::current());
-    if (!outs.empty()) emitted_.emplace(h, outs.front().value()->defining_op());
+    if (!outs.empty()) emitted_.insert(h, outs.front().value()->defining_op());
     return outs;
   }
 
   void emit_own(int p, const Operation& op) {
     LocationScope scope(tracer_.context(), op.location());
-    std::vector<SymbolicTensor> vals;
+    SmallVector<SymbolicTensor, 4> vals;
     bool shared = op.regions().empty();
     for (const Value* v : op.operands()) {
       Ref r = lookup(p, v);
@@ -761,11 +767,12 @@ class Merger {
   const std::vector<Graph>& programs_;
   const BatchOptions& opts_;
   BatchReport& rep_;
-  std::vector<std::unordered_map<const Value*, Ref>> maps_;
+  // Flat maps: every value of every program gets a Ref and most a first user.
+  std::vector<PtrMap<const Value*, Ref>> maps_;
   std::vector<Class> classes_;
   std::map<std::pair<int, int64_t>, SymbolicTensor> rows_;
-  std::unordered_multimap<size_t, const Operation*> emitted_;  // ops emitted through emit_dedup, by hash
-  std::vector<std::unordered_map<const Value*, const Operation*>> first_user_;
+  HashIndex<Operation> emitted_;  // ops emitted through emit_dedup, by hash
+  std::vector<PtrMap<const Value*, const Operation*>> first_user_;
   std::vector<const Block*> entries_;
 };
 

@@ -1,7 +1,5 @@
 // vectorize/vmap: the batching driver (one pass over the graph, batch axis kept at 0) and its public entry.
-#include <unordered_map>
-#include <unordered_set>
-
+#include "evoxc/core/flat_table.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/transforms/transforms.h"
 #include "transforms/driver.h"
@@ -20,13 +18,14 @@ class Vectorizer final : public BatchContext {
   void bind(const Value* old, BatchArg a) { map_[old] = std::move(a); }
 
   BatchArg lookup(const Value* v) const override {
-    auto it = map_.find(v);
-    if (it == map_.end()) throw InternalError("vmap: a value is used before it is defined");
-    return it->second;
+    const BatchArg* a = map_.find(v);
+    if (a == nullptr) throw InternalError("vmap: a value is used before it is defined");
+    return *a;
   }
 
   std::vector<BatchArg> batch_block(const Block& block, std::span<const BatchArg> args) override {
     if (args.size() != block.num_arguments()) throw InternalError("vmap: block argument count mismatch");
+    map_.reserve(map_.size() + block.num_arguments() + block.num_operations());
     for (size_t i = 0; i < args.size(); ++i) bind(block.argument(i), args[i]);
     for (const auto& op : block.operations())
       if (!op->is_terminator()) process(*op);
@@ -36,13 +35,13 @@ class Vectorizer final : public BatchContext {
   }
 
   std::vector<bool> batched_returns(const Block& block, const std::vector<bool>& args_batched) override {
-    std::unordered_set<const Value*> batched;
+    PtrSet batched;
     for (size_t i = 0; i < args_batched.size(); ++i)
       if (args_batched[i]) batched.insert(block.argument(i));
     auto is_b = [&](const Value* v) {
-      if (batched.count(v)) return true;
-      auto it = map_.find(v);  // a capture from an enclosing scope
-      return it != map_.end() && it->second.batched;
+      if (batched.contains(v)) return true;
+      const BatchArg* a = map_.find(v);  // a capture from an enclosing scope
+      return a != nullptr && a->batched;
     };
     for (const auto& op : block.operations()) {
       if (op->is_terminator()) continue;
@@ -59,8 +58,7 @@ class Vectorizer final : public BatchContext {
   }
 
   void process(const Operation& op) {
-    std::vector<BatchArg> args;
-    args.reserve(op.num_operands());
+    SmallVector<BatchArg, 4> args;
     bool any = false;
     for (const Value* v : op.operands()) {
       args.push_back(lookup(v));
@@ -71,7 +69,7 @@ class Vectorizer final : public BatchContext {
     LocationScope scope(ctx_, op.location());
     if (!any) {
       // Nothing here depends on the batch: the op is emitted once, as it was.
-      std::vector<SymbolicTensor> vals;
+      SmallVector<SymbolicTensor, 4> vals;
       for (const auto& a : args) vals.push_back(a.v);
       std::vector<SymbolicTensor> outs = clone_unbatched(op, vals);
       for (size_t i = 0; i < outs.size(); ++i) bind(op.result(i), {outs[i], false});
@@ -104,7 +102,7 @@ class Vectorizer final : public BatchContext {
  private:
   TraceContext& ctx_;
   DimExpr size_;
-  std::unordered_map<const Value*, BatchArg> map_;
+  PtrMap<const Value*, BatchArg> map_;  // flat: every value of the program is bound once
 };
 
 // The symbols the graph's inputs use, so a fresh batch symbol does not collide.

@@ -84,8 +84,15 @@ std::vector<SymbolicTensor> emit_like(const Operation& op, std::span<const Symbo
 SymbolicTensor zeros(const TensorType& t) {
   // A fresh op, not the trace's shared scalar: a zero tangent must not be the same value as a
   // constant the primal computation uses (the control-flow split tells them apart by value).
-  Attribute zero = is_float(t.dtype) ? Attribute(0.0) : is_bool(t.dtype) ? Attribute(false) : Attribute(int64_t{0});
-  return emit_op1(EVOXC_TOP("full"), {}, {{"dtype", t.dtype}, {"shape", t.shape}, {"value", zero}});
+  AttrMap attrs{{"dtype", t.dtype}, {"shape", t.shape}};
+  if (is_float(t.dtype)) {
+    attrs.emplace("value", 0.0);
+  } else if (is_bool(t.dtype)) {
+    attrs.emplace("value", false);
+  } else {
+    attrs.emplace("value", int64_t{0});
+  }
+  return emit_op1(EVOXC_TOP("full"), {}, std::move(attrs));
 }
 
 SymbolicTensor scalar_like(double v, DType t) {

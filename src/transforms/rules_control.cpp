@@ -27,14 +27,13 @@ using RegionFill = std::function<std::vector<ST>(size_t region, const std::vecto
 
 // A detached op with `arg_types[r]` block arguments in region r, each region filled by `fill`
 // (which returns what the region returns).
-std::unique_ptr<Operation> build_detached(const OpDef& def, const std::vector<ST>& operands, const AttrMap& attrs,
-                                          const std::vector<std::vector<TensorType>>& arg_types,
-                                          const RegionFill& fill) {
+OpPtr build_detached(const OpDef& def, const std::vector<ST>& operands, const AttrMap& attrs,
+                     const std::vector<std::vector<TensorType>>& arg_types, const RegionFill& fill) {
   TraceContext& tc = TraceContext::current();
   tc.locate(std::source_location::current());
   std::vector<Value*> vals;
   for (const ST& o : operands) vals.push_back(o.value());
-  std::unique_ptr<Operation> op = tc.builder().create_detached(def, vals, attrs, arg_types.size());
+  OpPtr op = tc.builder().create_detached(def, vals, attrs, arg_types.size());
   for (size_t r = 0; r < arg_types.size(); ++r) {
     Block& b = op->region(r).block();
     BlockScope scope(tc, b);
@@ -51,7 +50,7 @@ std::unique_ptr<Operation> build_detached(const OpDef& def, const std::vector<ST
 std::vector<ST> build_region_op(const OpDef& def, const std::vector<ST>& operands, const AttrMap& attrs,
                                 const std::vector<std::vector<TensorType>>& arg_types, const RegionFill& fill) {
   TraceContext& tc = TraceContext::current();
-  std::unique_ptr<Operation> op = build_detached(def, operands, attrs, arg_types, fill);
+  OpPtr op = build_detached(def, operands, attrs, arg_types, fill);
   Operation* n = tc.builder().insert(std::move(op));
   std::vector<ST> outs;
   for (const auto& r : n->results()) outs.push_back(tc.wrap(r.get()));
@@ -128,7 +127,7 @@ std::vector<ST> mapped(const std::vector<const Value*>& vs, const ValueMap& map)
 }
 
 // Forward mode: the joint op itself, inserted.
-std::vector<ST> insert_joint(std::unique_ptr<Operation> joint) {
+std::vector<ST> insert_joint(OpPtr joint) {
   TraceContext& tc = TraceContext::current();
   Operation* n = tc.builder().insert(std::move(joint));
   std::vector<ST> outs;
@@ -218,16 +217,15 @@ JvpResult cond_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, 
       tan_args.push_back(i);
     }
   std::vector<std::vector<TensorType>> at(R, types_of(std::vector<ST>(operands.begin() + 1, operands.end())));
-  std::unique_ptr<Operation> joint =
-      build_detached(op_def(op), operands, op.attributes(), at, [&](size_t r, const std::vector<ST>& a) {
-        std::vector<ST> ps(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)), ts(n);
-        for (size_t k = 0; k < tan_args.size(); ++k) ts[tan_args[k]] = a[n + k];
-        auto [po, to] = ctx.jvp_block(op.region(r).block(), ps, ts);
-        std::vector<ST> ret = po;
-        for (size_t i = 0; i < to.size(); ++i)
-          if (out_nz[i]) ret.push_back(JvpContext::instantiate(to[i], op.result(i)->type()));
-        return ret;
-      });
+  OpPtr joint = build_detached(op_def(op), operands, op.attributes(), at, [&](size_t r, const std::vector<ST>& a) {
+    std::vector<ST> ps(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)), ts(n);
+    for (size_t k = 0; k < tan_args.size(); ++k) ts[tan_args[k]] = a[n + k];
+    auto [po, to] = ctx.jvp_block(op.region(r).block(), ps, ts);
+    std::vector<ST> ret = po;
+    for (size_t i = 0; i < to.size(); ++i)
+      if (out_nz[i]) ret.push_back(JvpContext::instantiate(to[i], op.result(i)->type()));
+    return ret;
+  });
   size_t n_out = op.num_results();
   if (!ctx.linearize()) return split_outputs(insert_joint(std::move(joint)), n_out, out_nz);
   std::vector<Split> splits;
@@ -529,20 +527,19 @@ JvpResult scan_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> p, 
   for (size_t i = 0; i < nc + tc.size(); ++i) at.push_back(operands[i].type());
   for (size_t i = nc + tc.size(); i < operands.size(); ++i) at.push_back(slice_type(operands[i].type()));
   size_t ncj = nc + tc.size();
-  std::unique_ptr<Operation> joint =
-      build_detached(op_def(op), operands, with_carry(op, ncj), {at}, [&](size_t, const std::vector<ST>& a) {
-        std::vector<ST> ps(p.size()), ts(p.size());
-        for (size_t i = 0; i < nc; ++i) ps[i] = a[i];
-        for (size_t k = 0; k < tc.size(); ++k) ts[tc[k]] = a[nc + k];
-        for (size_t i = 0; i < nx; ++i) ps[nc + i] = a[ncj + i];
-        for (size_t k = 0; k < tx.size(); ++k) ts[tx[k]] = a[ncj + nx + k];
-        auto [po, to] = ctx.jvp_block(b, ps, ts);
-        std::vector<ST> r(po.begin(), po.begin() + static_cast<std::ptrdiff_t>(nc));
-        for (size_t i : tc) r.push_back(JvpContext::instantiate(to[i], op.operand(i)->type()));
-        for (size_t j = 0; j < ny; ++j) r.push_back(po[nc + j]);
-        for (size_t j : ty) r.push_back(JvpContext::instantiate(to[nc + j], slice_type(op.result(nc + j)->type())));
-        return r;
-      });
+  OpPtr joint = build_detached(op_def(op), operands, with_carry(op, ncj), {at}, [&](size_t, const std::vector<ST>& a) {
+    std::vector<ST> ps(p.size()), ts(p.size());
+    for (size_t i = 0; i < nc; ++i) ps[i] = a[i];
+    for (size_t k = 0; k < tc.size(); ++k) ts[tc[k]] = a[nc + k];
+    for (size_t i = 0; i < nx; ++i) ps[nc + i] = a[ncj + i];
+    for (size_t k = 0; k < tx.size(); ++k) ts[tx[k]] = a[ncj + nx + k];
+    auto [po, to] = ctx.jvp_block(b, ps, ts);
+    std::vector<ST> r(po.begin(), po.begin() + static_cast<std::ptrdiff_t>(nc));
+    for (size_t i : tc) r.push_back(JvpContext::instantiate(to[i], op.operand(i)->type()));
+    for (size_t j = 0; j < ny; ++j) r.push_back(po[nc + j]);
+    for (size_t j : ty) r.push_back(JvpContext::instantiate(to[nc + j], slice_type(op.result(nc + j)->type())));
+    return r;
+  });
   if (!ctx.linearize()) {
     // Forward mode: the joint scan carries the tangent beside the primal.
     std::vector<ST> outs = insert_joint(std::move(joint));

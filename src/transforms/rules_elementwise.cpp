@@ -16,10 +16,11 @@ using ST = SymbolicTensor;
 std::vector<BatchArg> batch_elementwise(BatchContext& ctx, const Operation& op, std::span<const BatchArg> args) {
   size_t rank = 0;
   for (const Value* v : op.operands()) rank = std::max(rank, v->type().rank());
-  std::vector<ST> vals;
+  SmallVector<ST, 4> vals;
   for (const BatchArg& a : args) vals.push_back(ctx.align_rank(a, rank));
   std::vector<ST> outs = emit_like(op, vals);
   std::vector<BatchArg> r;
+  r.reserve(outs.size());
   for (const ST& o : outs) r.push_back({o, true});
   return r;
 }

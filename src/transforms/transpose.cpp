@@ -1,7 +1,7 @@
 // Reverse mode: transposition of the linear part of a jvp graph (JAX's design), and vjp, grad, value_and_grad on it.
 #include <unordered_map>
-#include <unordered_set>
 
+#include "evoxc/core/flat_table.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/transforms/transforms.h"
 #include "transforms/driver.h"
@@ -21,17 +21,22 @@ class Transposer final : public TransposeContext {
  public:
   explicit Transposer(TraceContext& ctx) : ctx_(ctx) {}
 
-  bool is_linear(const Value* v) const override { return linear_.count(v) != 0; }
+  bool is_linear(const Value* v) const override { return linear_.contains(v); }
   SymbolicTensor forward_of(const Value* v) const override {
-    auto it = fwd_.find(v);
-    if (it == fwd_.end()) throw InternalError("transpose: a non-linear value has no forward value");
-    return it->second;
+    const SymbolicTensor* f = fwd_.find(v);
+    if (f == nullptr) throw InternalError("transpose: a non-linear value has no forward value");
+    return *f;
   }
 
   std::vector<SymbolicTensor> transpose_block(const Block& block, const std::vector<bool>& linear,
                                               std::span<const SymbolicTensor> args, std::span<const SymbolicTensor> cts,
                                               std::unordered_map<const Value*, SymbolicTensor>& captured_cts) override {
-    std::unordered_set<const Value*> local;
+    PtrSet local;
+    // Sized once for the block's values (each op has about one result).
+    const size_t values = block.num_arguments() + block.num_operations();
+    local.reserve(values);
+    linear_.reserve(linear_.size() + values);
+    fwd_.reserve(fwd_.size() + values);
     for (size_t i = 0; i < block.num_arguments(); ++i) {
       local.insert(block.argument(i));
       if (linear[i])
@@ -54,18 +59,19 @@ class Transposer final : public TransposeContext {
         continue;
       }
       LocationScope scope(ctx_, op->location());
-      std::vector<SymbolicTensor> vals;
+      SmallVector<SymbolicTensor, 4> vals;
       for (const Value* v : op->operands()) vals.push_back(forward_of(v));
       std::vector<SymbolicTensor> outs = clone_forward(*op, vals);
       for (size_t i = 0; i < outs.size(); ++i) fwd_[op->result(i)] = outs[i];
     }
-    std::unordered_map<const Value*, SymbolicTensor> ct;
+    PtrMap<const Value*, SymbolicTensor> ct;
+    ct.reserve(values);
     std::function<void(const Value*, const SymbolicTensor&)> accumulate = [&](const Value* v, const SymbolicTensor& c) {
       if (!c.defined()) return;
       if (c.type() != v->type())
         throw InternalError("transpose: a cotangent of type " + c.type().to_string() + " for a value of type " +
                             v->type().to_string());
-      auto& slot = local.count(v) ? ct[v] : captured_cts[v];
+      auto& slot = local.contains(v) ? ct[v] : captured_cts[v];
       slot = add_tangents(slot, c);
     };
     // Control-flow rules add cotangents for values their regions capture through add_cotangent.
@@ -77,15 +83,15 @@ class Transposer final : public TransposeContext {
     // Backward: the linear ops in reverse.
     for (auto it = lin_ops.rbegin(); it != lin_ops.rend(); ++it) {
       const Operation& op = **it;
-      std::vector<SymbolicTensor> out_cts;
+      SmallVector<SymbolicTensor, 4> out_cts;
       bool any = false;
       for (const auto& r : op.results()) {
-        auto f = ct.find(r.get());
-        out_cts.push_back(f == ct.end() ? SymbolicTensor() : f->second);
+        const SymbolicTensor* f = ct.find(r.get());
+        out_cts.push_back(f == nullptr ? SymbolicTensor() : *f);
         any = any || out_cts.back().defined();
       }
       if (!any) continue;
-      std::vector<SymbolicTensor> vals;
+      SmallVector<SymbolicTensor, 4> vals;
       std::vector<bool> lin_flags;
       std::vector<int> lin_idx;
       for (size_t i = 0; i < op.num_operands(); ++i) {
@@ -106,8 +112,8 @@ class Transposer final : public TransposeContext {
     acc_ = outer_acc;
     std::vector<SymbolicTensor> out;
     for (size_t i = 0; i < block.num_arguments(); ++i) {
-      auto f = ct.find(block.argument(i));
-      out.push_back(linear[i] && f != ct.end() ? f->second : SymbolicTensor());
+      const SymbolicTensor* f = ct.find(block.argument(i));
+      out.push_back(linear[i] && f != nullptr ? *f : SymbolicTensor());
     }
     return out;
   }
@@ -143,8 +149,8 @@ class Transposer final : public TransposeContext {
 
   TraceContext& ctx_;
   std::function<void(const Value*, const SymbolicTensor&)>* acc_ = nullptr;
-  std::unordered_set<const Value*> linear_;
-  std::unordered_map<const Value*, SymbolicTensor> fwd_;
+  PtrSet linear_;
+  PtrMap<const Value*, SymbolicTensor> fwd_;
 };
 
 // The primal inputs, primal outputs and input cotangents of a vjp built in a tracer.

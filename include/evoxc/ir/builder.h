@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "evoxc/core/flat_table.h"
 #include "evoxc/ir/graph.h"
 #include "evoxc/ir/ir.h"
 
@@ -15,25 +16,25 @@ namespace evoxc {
 
 // Old value -> new value, for cloning and rewriting. Lookups of unmapped values return
 // nullptr (lookup) or the value itself (lookup_or_self: a value from an enclosing scope
-// that the rewrite keeps).
+// that the rewrite keeps). Flat (PtrMap): every transform maps every value of a program.
 class ValueMap {
  public:
   void map(const Value* from, Value* to) { map_[from] = to; }
   Value* lookup(const Value* v) const {
-    auto it = map_.find(v);
-    return it == map_.end() ? nullptr : it->second;
+    Value* const* to = map_.find(v);
+    return to != nullptr ? *to : nullptr;
   }
   Value* lookup_or_self(const Value* v) const {
-    auto it = map_.find(v);
-    return it == map_.end() ? const_cast<Value*>(v) : it->second;  // NOLINT: the IR hands out mutable values
+    Value* to = lookup(v);
+    return to != nullptr ? to : const_cast<Value*>(v);  // NOLINT: the IR hands out mutable values
   }
-  bool contains(const Value* v) const { return map_.count(v) != 0; }
+  bool contains(const Value* v) const { return map_.contains(v); }
   size_t size() const { return map_.size(); }
   void reserve(size_t n) { map_.reserve(n); }
   void clear() { map_.clear(); }
 
  private:
-  std::unordered_map<const Value*, Value*> map_;
+  PtrMap<const Value*, Value*> map_;
 };
 
 // Inserts operations at the end of one block. It holds no thread-local or global state:
@@ -69,9 +70,8 @@ class Builder {
   // An op with regions, built before it is inserted: create it detached, fill its
   // regions (a Builder on region(i).block()), then insert() it, which infers its result
   // types from operands, attributes and regions. So a control-flow body is built once.
-  std::unique_ptr<Operation> create_detached(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs,
-                                             size_t num_regions) const;
-  Operation* insert(std::unique_ptr<Operation> op);
+  OpPtr create_detached(const OpInfo& info, std::vector<Value*> operands, AttrMap attrs, size_t num_regions) const;
+  Operation* insert(OpPtr op);
 
   // Appends the block's terminator (evoxc.return) with `values` as its operands.
   Operation* create_return(std::vector<Value*> values);
@@ -82,6 +82,11 @@ class Builder {
   Block* block_;
   Location loc_;
 };
+
+// A copy of `op` with its operands remapped through `map` (unmapped ones kept), the same
+// result types, attributes and location, and empty regions; not inserted anywhere. `arena`:
+// the destination block's (Block::arena()).
+OpPtr clone_detached(const Operation& op, const ValueMap& map, Arena* arena);
 
 // Clones `op` at the end of the builder's block, keeping its location. Operands are
 // remapped through `map` (an unmapped operand is kept: a value of an enclosing scope);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "evoxc/core/shape.h"
+#include "evoxc/ir/arena.h"
 #include "evoxc/ir/attribute.h"
 
 namespace evoxc {
@@ -40,6 +41,14 @@ struct Location {
 class Operation;
 class Block;
 class Region;
+
+// Destroys an operation that Operation::create made: one carved from a module's arena is
+// only destroyed (the arena frees its bytes with the module), one made on the heap (no arena:
+// a detached op of no module) is also freed.
+struct OpDeleter {
+  void operator()(Operation* op) const;
+};
+using OpPtr = std::unique_ptr<Operation, OpDeleter>;
 
 // The identity of a registered op as the IR sees it: its name and a dense id. The ops
 // layer's OpDef derives from it and fills in the rest (traits, attribute schema,
@@ -124,7 +133,7 @@ class ResultRef {
 // complete block is a terminator (evoxc.return).
 class Block {
  public:
-  explicit Block(Region* parent = nullptr) : parent_(parent) {}
+  explicit Block(Region* parent = nullptr, Arena* arena = nullptr) : parent_(parent), arena_(arena) {}
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
 
@@ -141,27 +150,31 @@ class Block {
                     AttrMap attrs = {}, Location loc = {}, size_t num_regions = 0);
   Operation* append(const OpInfo& info, std::vector<Value*> operands, std::vector<TensorType> result_types,
                     AttrMap attrs = {}, Location loc = {}, size_t num_regions = 0);
-  // Moves a detached operation (Operation::create) to the end of the block.
-  Operation* push_back(std::unique_ptr<Operation> op);
+  // Moves a detached operation (Operation::create) to the end of the block. It must come from
+  // this block's arena or the heap (InternalError otherwise: the op would outlive its bytes).
+  Operation* push_back(OpPtr op);
   // Removes the last operation, whose results nothing may use yet (for a rewrite that has
   // just appended an op and then finds it redundant).
   void erase_last();
-  const std::vector<std::unique_ptr<Operation>>& operations() const { return ops_; }
+  const std::vector<OpPtr>& operations() const { return ops_; }
   size_t num_operations() const { return ops_.size(); }
   Operation* terminator() const { return ops_.empty() ? nullptr : ops_.back().get(); }
   Region* parent() const { return parent_; }
+  // The arena of the module this block belongs to (nullptr for a block of a heap-made op).
+  Arena* arena() const { return arena_; }
 
  private:
   Region* parent_;
+  Arena* arena_;
   std::vector<std::unique_ptr<Value>> args_;
-  std::vector<std::unique_ptr<Operation>> ops_;
+  std::vector<OpPtr> ops_;
 };
 
 // A region holds exactly one block (EvoXIR has no CFG inside a region; control flow
 // is structured as ops with regions).
 class Region {
  public:
-  explicit Region(Operation* parent = nullptr) : parent_(parent), block_(this) {}
+  explicit Region(Operation* parent = nullptr, Arena* arena = nullptr) : parent_(parent), block_(this, arena) {}
   Block& block() { return block_; }
   const Block& block() const { return block_; }
   Operation* parent_op() const { return parent_; }
@@ -174,15 +187,16 @@ class Region {
 class Operation {
  public:
   Operation(const OpInfo& info, std::span<Value* const> operands, std::span<const TensorType> result_types,
-            AttrMap attrs, Location loc, size_t num_regions, Block* parent);
+            AttrMap attrs, Location loc, size_t num_regions, Block* parent, Arena* arena = nullptr);
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
   // A detached operation (no parent block yet): its regions can be filled before it is
-  // inserted with Block::push_back, so a control-flow body is built exactly once.
-  static std::unique_ptr<Operation> create(const OpInfo& info, std::span<Value* const> operands,
-                                           std::span<const TensorType> result_types, AttrMap attrs, Location loc,
-                                           size_t num_regions = 0);
+  // inserted with Block::push_back, so a control-flow body is built exactly once. With an
+  // arena (the destination block's) it is carved from it, its regions' ops too; without, from
+  // the heap.
+  static OpPtr create(const OpInfo& info, std::span<Value* const> operands, std::span<const TensorType> result_types,
+                      AttrMap attrs, Location loc, size_t num_regions = 0, Arena* arena = nullptr);
 
   const OpInfo& info() const { return *info_; }
   uint32_t op_id() const { return info_->id; }
@@ -217,7 +231,9 @@ class Operation {
 
  private:
   friend class Block;
+  friend struct OpDeleter;
   const OpInfo* info_;
+  Arena* arena_;  // where this op's bytes live; nullptr: the heap
   // Up to kInlineOperands operands (every elementwise op) live inside the operation.
   static constexpr size_t kInlineOperands = 3;
   size_t num_operands_ = 0;
@@ -241,7 +257,7 @@ class Operation {
 // operands are the outputs.
 class Function {
  public:
-  explicit Function(std::string name) : name_(std::move(name)) {}
+  explicit Function(std::string name, Arena* arena = nullptr) : name_(std::move(name)), body_(nullptr, arena) {}
   const std::string& name() const { return name_; }
   Region& body() { return body_; }
   const Region& body() const { return body_; }
@@ -268,10 +284,14 @@ class Module {
   // The function named "main"; InternalError when absent.
   const Function& main() const;
   Function& main();
+  // Where the module's operations live (see Arena).
+  Arena& arena() const { return *arena_; }
 
  private:
   std::string name_;
   int version_;
+  // Declared before the functions, so it is destroyed after every op carved from it.
+  std::unique_ptr<Arena> arena_ = std::make_unique<Arena>();
   std::vector<std::unique_ptr<Function>> functions_;
 };
 

@@ -1,11 +1,11 @@
-// Flat open-addressing pointer set and hash-to-pointer multimap for the IR walks (verify, DCE, CSE) of every program.
+// Flat open-addressing pointer set, pointer map and hash-to-pointer multimap for the IR walks of every program.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace evoxc::ir_detail {
+namespace evoxc {
 
 // Slots for n elements at most half full: a power of two, at least 64.
 inline size_t flat_capacity(size_t n) {
@@ -37,6 +37,8 @@ class PtrSet {
     if (slots_[i] == nullptr) ++used_;
     slots_[i] = p;
   }
+  // Live slots plus tombstones: what the table holds for sizing.
+  size_t size() const { return used_; }
   void erase(const void* p) {
     if (slots_.empty()) return;
     for (size_t i = slot(p);; i = (i + 1) & mask_) {
@@ -63,6 +65,74 @@ class PtrSet {
   }
   std::vector<const void*> slots_;
   size_t mask_ = 0, used_ = 0;
+};
+
+// A map from pointers (IR values, operations) to V with open addressing in one array: the
+// transforms map every value of every program, and a node-based map (one allocation per
+// entry) was a tenth of vjp's instructions. Insert-only (no erase). References returned by
+// operator[] and find stay valid until the next insertion of a new key (a rehash moves them).
+template <typename K, typename V>
+class PtrMap {
+ public:
+  V* find(K k) {
+    if (slots_.empty()) return nullptr;
+    Slot& s = probe(k);
+    return s.key != nullptr ? &s.value : nullptr;
+  }
+  const V* find(K k) const { return const_cast<PtrMap*>(this)->find(k); }  // NOLINT: one probe for both
+  bool contains(K k) const { return find(k) != nullptr; }
+  // The value of k, default-constructed when absent.
+  V& operator[](K k) {
+    if ((used_ + 1) * 2 > slots_.size()) rehash(slots_.empty() ? 32 : slots_.size() * 2);
+    Slot& s = probe(k);
+    if (s.key == nullptr) {
+      s.key = k;
+      ++used_;
+    }
+    return s.value;
+  }
+  size_t size() const { return used_; }
+  bool empty() const { return used_ == 0; }
+  void reserve(size_t n) {
+    size_t c = 32;
+    while (c < (n + 1) * 2) c *= 2;
+    if (c > slots_.size()) rehash(c);
+  }
+  void clear() {
+    slots_.clear();
+    used_ = 0;
+  }
+  // f(key, value) for every entry, in no particular order.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const Slot& s : slots_)
+      if (s.key != nullptr) f(s.key, s.value);
+  }
+
+ private:
+  struct Slot {
+    K key = nullptr;
+    V value{};
+  };
+  Slot& probe(K k) {
+    const size_t mask = slots_.size() - 1;
+    size_t i = (reinterpret_cast<uintptr_t>(k) >> 4) * 0x9e3779b97f4a7c15ULL >> 7 & mask;
+    while (slots_[i].key != nullptr && slots_[i].key != k) i = (i + 1) & mask;
+    return slots_[i];
+  }
+  void rehash(size_t cap) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.clear();
+    slots_.resize(cap);
+    for (Slot& s : old)
+      if (s.key != nullptr) {
+        Slot& d = probe(s.key);
+        d.key = s.key;
+        d.value = std::move(s.value);
+      }
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
 };
 
 // Insert-only multimap from a hash to pointers, open addressing: for_each(h, f) calls f(ptr)
@@ -107,4 +177,4 @@ class HashIndex {
   size_t mask_ = 0, used_ = 0;
 };
 
-}  // namespace evoxc::ir_detail
+}  // namespace evoxc
