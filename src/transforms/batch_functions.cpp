@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "evoxc/core/flat_table.h"
+#include "evoxc/core/small_vector.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/trace/indexing.h"
 #include "evoxc/transforms/batch.h"

@@ -1,5 +1,6 @@
 // vectorize/vmap: the batching driver (one pass over the graph, batch axis kept at 0) and its public entry.
 #include "evoxc/core/flat_table.h"
+#include "evoxc/core/small_vector.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/transforms/transforms.h"
 #include "transforms/driver.h"

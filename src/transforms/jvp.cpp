@@ -1,5 +1,6 @@
 // jvp: the forward-mode driver (primal and tangent computed in one pass, symbolic zeros emit nothing) and its entry.
 #include "evoxc/core/flat_table.h"
+#include "evoxc/core/small_vector.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/transforms/transforms.h"
 #include "transforms/driver.h"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "evoxc/core/small_vector.h"
 #include "transforms/families.h"
 
 namespace evoxc::transforms {

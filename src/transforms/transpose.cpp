@@ -2,6 +2,7 @@
 #include <unordered_map>
 
 #include "evoxc/core/flat_table.h"
+#include "evoxc/core/small_vector.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/transforms/transforms.h"
 #include "transforms/driver.h"

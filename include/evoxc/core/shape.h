@@ -10,27 +10,21 @@
 #include "evoxc/core/device.h"
 #include "evoxc/core/dim.h"
 #include "evoxc/core/dtype.h"
-#include "evoxc/core/small_vector.h"
 
 namespace evoxc {
-
-// The extents of up to 4 dims live inside the Shape: every traced op and every
-// value's type builds one, and a heap vector per shape was a fifth of a clone's allocations.
-using DimList = SmallVector<DimExpr, 4>;
 
 class Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<DimExpr> dims) : dims_(dims) {}
   explicit Shape(std::vector<DimExpr> dims) : dims_(std::move(dims)) {}
-  explicit Shape(DimList dims) : dims_(std::move(dims)) {}
   static Shape from_ints(const std::vector<int64_t>& dims);
 
   size_t rank() const { return dims_.size(); }
   const DimExpr& operator[](size_t i) const { return dims_[i]; }
   DimExpr& operator[](size_t i) { return dims_[i]; }
-  const DimList& dims() const { return dims_; }
-  DimList& dims() { return dims_; }
+  const std::vector<DimExpr>& dims() const { return dims_; }
+  std::vector<DimExpr>& dims() { return dims_; }
   auto begin() const { return dims_.begin(); }
   auto end() const { return dims_.end(); }
 
@@ -47,7 +41,7 @@ class Shape {
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 
  private:
-  DimList dims_;
+  std::vector<DimExpr> dims_;
 };
 
 // Describes a future runtime tensor; the only trace input besides static values.
