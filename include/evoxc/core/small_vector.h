@@ -28,7 +28,7 @@ class SmallVector {
   SmallVector() = default;
   SmallVector(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
   SmallVector(const std::vector<T>& v) { assign(v.begin(), v.end()); }  // NOLINT(google-explicit-constructor)
-  SmallVector(std::vector<T>&& v) {                                    // NOLINT(google-explicit-constructor)
+  SmallVector(std::vector<T>&& v) {                                     // NOLINT(google-explicit-constructor)
     if (v.size() <= N) {
       assign(std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
     } else {
@@ -158,7 +158,8 @@ class SmallVector {
   T* erase(const T* first, const T* last) {
     const auto a = static_cast<size_t>(first - data()), b = static_cast<size_t>(last - data());
     if (on_heap_) {
-      auto it = heap_.erase(heap_.begin() + static_cast<difference_type>(a), heap_.begin() + static_cast<difference_type>(b));
+      auto it =
+          heap_.erase(heap_.begin() + static_cast<difference_type>(a), heap_.begin() + static_cast<difference_type>(b));
       return heap_.data() + (it - heap_.begin());
     }
     std::move(inline_.begin() + b, inline_.begin() + size_, inline_.begin() + a);
