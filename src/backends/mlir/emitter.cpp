@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <variant>
 
 #include "backends/common/mlir_literals.h"
 #include "evoxc/core/half.h"
@@ -69,13 +71,13 @@ std::string typed_literal(const Tensor& one) {
   return literal_of(one) + " : " + element_type(one.dtype());
 }
 
-std::string affine(size_t loops, const std::string& results) {
+}  // namespace
+
+std::string affine_map(size_t loops, const std::string& results) {
   std::string s = "affine_map<(";
   for (size_t i = 0; i < loops; ++i) s += (i ? ", d" : "d") + std::to_string(i);
   return s + ") -> (" + results + ")>";
 }
-
-}  // namespace
 
 // ---- Body ----
 
@@ -127,6 +129,25 @@ Scalar Body::b(bool v) {
   std::string r = fresh();
   line(r + " = arith.constant " + std::string(v ? "true" : "false"));
   return {r, DType::Bool};
+}
+Scalar Body::splat(const Attribute& value, DType t) {
+  if (t == DType::Bool) {
+    bool v = std::visit(
+        [](const auto& x) {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, bool>)
+            return x;
+          else if constexpr (std::is_same_v<X, int64_t> || std::is_same_v<X, double>)
+            return x != 0;
+          else
+            return false;
+        },
+        value);
+    return b(v);
+  }
+  std::string r = fresh();
+  line(r + " = arith.constant " + typed_literal(mlir_literals::full_scalar(value, t)));
+  return {r, t};
 }
 std::string Body::index(int d) {
   std::string r = fresh();
@@ -347,11 +368,11 @@ Val Emitter::generic(std::span<const Val> inputs, std::span<const std::string> i
   size_t loops = iterators.size();
   std::string maps, its, ins, in_types;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    maps += affine(loops, input_maps[i]) + ", ";
+    maps += affine_map(loops, input_maps[i]) + ", ";
     ins += (i ? ", " : "") + inputs[i].name;
     in_types += (i ? ", " : "") + tensor_type(inputs[i].type);
   }
-  maps += affine(loops, output_map);
+  maps += affine_map(loops, output_map);
   for (size_t i = 0; i < loops; ++i) its += (i ? ", \"" : "\"") + iterators[i] + "\"";
   std::string r = fresh();
   std::string head = r + " = linalg.generic {indexing_maps = [" + maps + "], iterator_types = [" + its + "]}";
@@ -377,29 +398,32 @@ Val Emitter::generic(std::span<const Val> inputs, std::span<const std::string> i
   return {r, init.type};
 }
 
+std::string Emitter::broadcast_map(const TensorType& operand, const TensorType& result) {
+  size_t R = result.shape.rank(), r = operand.shape.rank();
+  if (r > R) throw InternalError("mlir: an elementwise operand of higher rank than its result");
+  std::string m;
+  for (size_t i = 0; i < r; ++i) {
+    size_t dim = R - r + i;
+    const DimExpr& a = operand.shape[i];
+    const DimExpr& b = result.shape[dim];
+    std::string e;
+    if (a == b)
+      e = "d" + std::to_string(dim);
+    else if (a.as_const() == std::optional<int64_t>(1))
+      e = "0";
+    else
+      throw InternalError("mlir: operand extent does not broadcast to the result's");
+    m += (i ? ", " : "") + e;
+  }
+  return m;
+}
+
 Val Emitter::map(std::span<const Val> operands, const TensorType& result,
                  const std::function<Scalar(Body&, std::span<const Scalar>)>& f) {
   size_t R = result.shape.rank();
   std::vector<std::string> maps;
-  for (const Val& v : operands) {
-    size_t r = v.type.shape.rank();
-    if (r > R) throw InternalError("mlir: an elementwise operand of higher rank than its result");
-    std::string m;
-    for (size_t i = 0; i < r; ++i) {
-      size_t dim = R - r + i;
-      const DimExpr& a = v.type.shape[i];
-      const DimExpr& b = result.shape[dim];
-      std::string e;
-      if (a == b)
-        e = "d" + std::to_string(dim);
-      else if (a.as_const() == std::optional<int64_t>(1))
-        e = "0";
-      else
-        throw InternalError("mlir: operand extent does not broadcast to the result's");
-      m += (i ? ", " : "") + e;
-    }
-    maps.push_back(m);
-  }
+  maps.reserve(operands.size());
+  for (const Val& v : operands) maps.push_back(broadcast_map(v.type, result));
   std::vector<std::string> its(R, "parallel");
   std::string out;
   for (size_t i = 0; i < R; ++i) out += (i ? ", d" : "d") + std::to_string(i);
@@ -415,25 +439,33 @@ void Emitter::bind_symbol(const std::string& name, const Val& input, size_t axis
 std::vector<Val> Emitter::lower_block(const Block& b, std::span<const Val> args) {
   for (size_t i = 0; i < b.arguments().size(); ++i) env_[b.argument(i)] = args[i];
   const Table& table = rules();
-  for (const auto& op : b.operations()) {
+  const FusionPlan plan = plan_fusion(b);
+  const auto& ops = b.operations();
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Operation& op = *ops[k];
+    if (plan.role[k] == FusionPlan::Role::Member) continue;  // written inside the loops that read it
+    if (plan.role[k] == FusionPlan::Role::Root && plan.members[k].size() > 1) {
+      env_[op.result(0)] = lower_fused(plan.members[k]);
+      continue;
+    }
     std::vector<Val> operands;
-    for (const Value* v : op->operands()) {
+    for (const Value* v : op.operands()) {
       auto it = env_.find(v);
       if (it == env_.end()) throw InternalError("mlir: a value is used before it is defined");
       operands.push_back(it->second);
     }
-    if (op->is_terminator()) return operands;
+    if (op.is_terminator()) return operands;
     const Operation* saved = current_;
-    current_ = op.get();
-    std::vector<Val> results = table.get(*op)(*this, *op, operands);
+    current_ = &op;
+    std::vector<Val> results = table.get(op)(*this, op, operands);
     current_ = saved;
-    if (results.size() != op->num_results())
-      throw InternalError("mlir: the rule of evoxc." + op->name() + " gave the wrong number of results");
+    if (results.size() != op.num_results())
+      throw InternalError("mlir: the rule of evoxc." + op.name() + " gave the wrong number of results");
     for (size_t i = 0; i < results.size(); ++i) {
-      if (results[i].type != op->result(i)->type())
-        throw InternalError("mlir: the rule of evoxc." + op->name() + " gave a " + tensor_type(results[i].type) +
-                            " for a " + tensor_type(op->result(i)->type()));
-      env_[op->result(i)] = results[i];
+      if (results[i].type != op.result(i)->type())
+        throw InternalError("mlir: the rule of evoxc." + op.name() + " gave a " + tensor_type(results[i].type) +
+                            " for a " + tensor_type(op.result(i)->type()));
+      env_[op.result(i)] = results[i];
     }
   }
   throw InternalError("mlir: a block without a terminator");
@@ -443,17 +475,25 @@ void Emitter::fail(const Operation& op, const std::string& why) {
   throw BackendError("mlir: evoxc." + op.name() + " at " + op.location().to_string() + ": " + why);
 }
 
-const Table& rules() {
-  static const Table* table = [] {
-    auto* t = new Table("mlir");
-    add_elementwise_rules(*t);
-    add_binary_rules(*t);
-    add_reduce_linalg_rules(*t);
-    add_structure_rules(*t);
-    add_control_rules(*t);
-    return t;
+void set_elementwise(Tables& t, const char* name, ScalarRule rule) {
+  auto fn = rule.fn;
+  t.scalar.set(name, std::move(rule));
+  t.ops.set(name, [fn = std::move(fn)](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
+    return {e.map(in, op.result(0)->type(), [&](Body& b, std::span<const Scalar> x) { return fn(b, op, x); })};
+  });
+}
+
+const Tables& tables() {
+  static const Tables* t = [] {
+    auto* made = new Tables;
+    add_elementwise_rules(*made);
+    add_binary_rules(*made);
+    add_reduce_linalg_rules(made->ops);
+    add_structure_rules(*made);
+    add_control_rules(made->ops);
+    return made;
   }();
-  return *table;
+  return *t;
 }
 
 }  // namespace evoxc::mlir_backend

@@ -39,13 +39,37 @@ class Emitter;
 using Rule = std::function<std::vector<Val>(Emitter& e, const Operation& op, std::span<const Val> operands)>;
 using Table = RuleTable<Rule, BackendError>;
 
-// The table every rule family fills (rules_*.cpp), keyed by op id.
-const Table& rules();
+class Body;
+
+// An elementwise op's scalar form: its result element from its operands' elements (numpy broadcasting is the
+// caller's). An op with one is fusible: Emitter::lower_block writes a chain of such ops as one linalg.generic.
+struct ScalarRule {
+  std::function<Scalar(Body& b, const Operation& op, std::span<const Scalar> x)> fn;
+  // A few integer or float instructions, no division or math call: recomputed in every fused loop that reads
+  // it instead of stored once and loaded by each (the protected division's mask, shared by a population's
+  // programs).
+  bool cheap = false;
+};
+using ScalarTable = RuleTable<ScalarRule, BackendError>;
+
+// What the rule families fill: the lowering of every op, keyed by op id, and the scalar forms of the
+// elementwise ones.
+struct Tables {
+  Table ops{"mlir"};
+  ScalarTable scalar{"mlir-fused"};
+};
+const Tables& tables();
+inline const Table& rules() { return tables().ops; }
+inline const ScalarTable& scalar_rules() { return tables().scalar; }
+// Sets an elementwise op's scalar rule and, as its lowering, one linalg.generic of it (Emitter::map).
+void set_elementwise(Tables& t, const char* name, ScalarRule rule);
 
 // "f32", "i1" (bool), "i8" (int8 and uint8: MLIR's integers are signless), "bf16".
 std::string element_type(DType t);
 // "tensor<2x?xf32>", "tensor<f32>".
 std::string tensor_type(const TensorType& t);
+// "affine_map<(d0, d1) -> (results)>" over `loops` dims.
+std::string affine_map(size_t loops, const std::string& results);
 
 // Writes scalar ops in one region (linalg body, scf body). All helpers take and give Scalars.
 class Body {
@@ -66,6 +90,8 @@ class Body {
   Scalar f(double v, DType t);
   Scalar i(int64_t v, DType t);
   Scalar b(bool v);
+  // `value` converted to `t` exactly as evoxc's `full` converts it (bool: value != 0).
+  Scalar splat(const Attribute& value, DType t);
   // The iteration index of loop dimension d (linalg.index) as an `index` scalar.
   std::string index(int d);
   // evoxc's convert (docs/semantics.md): saturating float->int, NaN->0, bool as != 0.
@@ -122,6 +148,8 @@ class Emitter {
   // Regions: `body` writes the region's lines one level deeper.
   void indent(const std::function<void()>& body);
   // Lowers the ops of an EvoXIR block with `args` for its arguments; returns its terminator's operands.
+  // Elementwise ops of one shape (those with a ScalarRule) are fused first (fusion.cpp): each chain that
+  // ends in a value read by anything else becomes one linalg.generic computing the chain element by element.
   std::vector<Val> lower_block(const Block& b, std::span<const Val> args);
 
   // Where symbol `name`'s value can be read: an input and its axis.
@@ -158,6 +186,9 @@ class Emitter {
   bool uses_error_sink() const { return uses_error_sink_; }
   static inline const std::string kErrorSink = "%errors";
 
+  // The indexing map ("d0, 0") that reads an operand of type `operand` broadcast to `result`'s shape.
+  static std::string broadcast_map(const TensorType& operand, const TensorType& result);
+
   // BackendError naming the op and its location.
   [[noreturn]] static void fail(const Operation& op, const std::string& why);
   const Operation* current() const { return current_; }
@@ -177,13 +208,24 @@ class Emitter {
   std::unordered_map<const void*, std::shared_ptr<const void>> notes_;
   bool uses_error_sink_ = false;
   friend class Body;
+  // One fused loop (fusion.cpp): `members` in block order, the last its root.
+  Val lower_fused(std::span<const Operation* const> members);
 };
 
-// The rule families (rules_<family>.cpp) fill the table.
-void add_elementwise_rules(Table& t);  // unary ops
-void add_binary_rules(Table& t);       // binary, comparison, select, clamp, convert, bitcast_convert
+// How lower_block lowers each op of a block: on its own, as the root of a fused loop (the ops it reads in
+// `members`, itself last), or only inside the fused loops of the roots that read it (fusion.cpp).
+struct FusionPlan {
+  enum class Role : uint8_t { Alone, Root, Member };
+  std::vector<Role> role;                              // per op of the block
+  std::vector<std::vector<const Operation*>> members;  // per op: a root's loop, in block order
+};
+FusionPlan plan_fusion(const Block& b);
+
+// The rule families (rules_<family>.cpp) fill the tables.
+void add_elementwise_rules(Tables& t);  // unary ops
+void add_binary_rules(Tables& t);       // binary, comparison, select, clamp, convert, bitcast_convert
 void add_reduce_linalg_rules(Table& t);
-void add_structure_rules(Table& t);
+void add_structure_rules(Tables& t);
 void add_control_rules(Table& t);
 
 }  // namespace evoxc::mlir_backend

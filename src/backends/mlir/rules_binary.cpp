@@ -252,33 +252,40 @@ Scalar atan2(Body& b, const Scalar& x, const Scalar& y) {
 
 using Fn2 = std::function<Scalar(Body&, const Scalar&, const Scalar&)>;
 
-// numpy broadcasting comes from the indexing maps; the body sees one element of each operand.
-void binary(Table& t, const char* name, Fn2 f) {
-  t.set(name, [f = std::move(f)](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    return {e.map(in, result_type(op), [&](Body& b, std::span<const Scalar> x) { return f(b, x[0], x[1]); })};
-  });
+// numpy broadcasting comes from the indexing maps; the body sees one element of each operand. `cheap`: a few
+// instructions (ScalarRule::cheap), recomputed in each fused loop that reads it.
+void binary(Tables& t, const char* name, Fn2 f, bool cheap) {
+  set_elementwise(
+      t, name,
+      {[f = std::move(f)](Body& b, const Operation&, std::span<const Scalar> x) { return f(b, x[0], x[1]); }, cheap});
 }
 
 // Float math in float32 for the 16-bit floats, rounded once (docs/semantics.md); `int_f` for integer operands.
-void math_binary(Table& t, const char* name, Fn2 float_f, Fn2 int_f = nullptr) {
-  binary(t, name, [float_f = std::move(float_f), int_f = std::move(int_f)](Body& b, const Scalar& x, const Scalar& y) {
-    if (!is_float(x.dtype)) return int_f(b, x, y);
-    // Body::convert, not narrow: LLVM's float32 -> bfloat16 flushes subnormals
-    return b.convert(float_f(b, b.widen(x), b.widen(y)), x.dtype);
-  });
+void math_binary(Tables& t, const char* name, Fn2 float_f, Fn2 int_f = nullptr) {
+  binary(
+      t, name,
+      [float_f = std::move(float_f), int_f = std::move(int_f)](Body& b, const Scalar& x, const Scalar& y) {
+        if (!is_float(x.dtype)) return int_f(b, x, y);
+        // Body::convert, not narrow: LLVM's float32 -> bfloat16 flushes subnormals
+        return b.convert(float_f(b, b.widen(x), b.widen(y)), x.dtype);
+      },
+      false);
 }
 
 // add, subtract, multiply, divide: correctly rounded in every float type, so the 16-bit floats compute in
 // float32 and round once (float32's result of two 16-bit floats rounds to the same value as the exact one); the
 // rounding is Body::convert's, as LLVM's float32 -> bfloat16 flushes subnormals.
-void arith_binary(Table& t, const char* name, const char* float_op, const char* int_op, const char* bool_op) {
-  binary(t, name, [=](Body& b, const Scalar& x, const Scalar& y) {
-    if (is_float(x.dtype)) return b.convert(b.bin(float_op, b.widen(x), b.widen(y)), x.dtype);
-    return b.bin(x.dtype == DType::Bool ? bool_op : int_op, x, y);
-  });
+void arith_binary(Tables& t, const char* name, const char* float_op, const char* int_op, const char* bool_op) {
+  binary(
+      t, name,
+      [=](Body& b, const Scalar& x, const Scalar& y) {
+        if (is_float(x.dtype)) return b.convert(b.bin(float_op, b.widen(x), b.widen(y)), x.dtype);
+        return b.bin(x.dtype == DType::Bool ? bool_op : int_op, x, y);
+      },
+      true);
 }
 
-void add_arithmetic(Table& t) {
+void add_arithmetic(Tables& t) {
   // bool operands (the interpreter's logical forms): + is or, * is and, - is xor
   arith_binary(t, "add", "arith.addf", "arith.addi", "arith.ori");
   arith_binary(t, "subtract", "arith.subf", "arith.subi", "arith.xori");
@@ -293,32 +300,34 @@ void add_arithmetic(Table& t) {
   math_binary(t, "fmod", fmod, [](Body& b, const Scalar& x, const Scalar& y) { return int_remainder(b, x, y, false); });
   math_binary(
       t, "power", [](Body& b, const Scalar& x, const Scalar& y) { return b.bin("math.powf", x, y); }, int_power);
-  binary(t, "maximum", maximum);
-  binary(t, "minimum", minimum);
+  binary(t, "maximum", maximum, true);
+  binary(t, "minimum", minimum, true);
   // atan2 and hypot widen to float64 themselves; nextafter and copysign work on the operand's own bits
-  binary(t, "atan2", atan2);
-  binary(t, "hypot", hypot);
-  binary(t, "nextafter", nextafter);
-  binary(t, "copysign", copysign);
+  binary(t, "atan2", atan2, false);
+  binary(t, "hypot", hypot, false);
+  binary(t, "nextafter", nextafter, false);
+  binary(t, "copysign", copysign, true);
 }
 
-void add_logic(Table& t) {
-  binary(t, "logical_and", land);
-  binary(t, "logical_or", lor);
-  binary(t, "logical_xor", lxor);
-  binary(t, "bitwise_and", land);
-  binary(t, "bitwise_or", lor);
-  binary(t, "bitwise_xor", lxor);
-  binary(t, "shift_left",
-         [](Body& b, const Scalar& x, const Scalar& y) { return logical_shift(b, "arith.shli", x, y); });
-  binary(t, "shift_right_logical",
-         [](Body& b, const Scalar& x, const Scalar& y) { return logical_shift(b, "arith.shrui", x, y); });
-  binary(t, "shift_right_arithmetic", arithmetic_shift);
+void add_logic(Tables& t) {
+  binary(t, "logical_and", land, true);
+  binary(t, "logical_or", lor, true);
+  binary(t, "logical_xor", lxor, true);
+  binary(t, "bitwise_and", land, true);
+  binary(t, "bitwise_or", lor, true);
+  binary(t, "bitwise_xor", lxor, true);
+  binary(
+      t, "shift_left", [](Body& b, const Scalar& x, const Scalar& y) { return logical_shift(b, "arith.shli", x, y); },
+      true);
+  binary(
+      t, "shift_right_logical",
+      [](Body& b, const Scalar& x, const Scalar& y) { return logical_shift(b, "arith.shrui", x, y); }, true);
+  binary(t, "shift_right_arithmetic", arithmetic_shift, true);
 }
 
 // Float compares are ordered (false with a NaN) except not_equal, which is unordered (true with a NaN), as
 // IEEE's; -0 == +0. Integers compare signed or unsigned by the dtype.
-void add_comparisons(Table& t) {
+void add_comparisons(Tables& t) {
   struct Cmp {
     const char* name;
     const char* fpred;
@@ -326,9 +335,12 @@ void add_comparisons(Table& t) {
   };
   for (Cmp c : {Cmp{"equal", "oeq", "eq"}, Cmp{"not_equal", "une", "ne"}, Cmp{"less", "olt", "lt"},
                 Cmp{"less_equal", "ole", "le"}, Cmp{"greater", "ogt", "gt"}, Cmp{"greater_equal", "oge", "ge"}}) {
-    binary(t, c.name, [c](Body& b, const Scalar& x, const Scalar& y) {
-      return is_float(x.dtype) ? b.cmpf(c.fpred, x, y) : icmp(b, c.ipred, x, y);
-    });
+    binary(
+        t, c.name,
+        [c](Body& b, const Scalar& x, const Scalar& y) {
+          return is_float(x.dtype) ? b.cmpf(c.fpred, x, y) : icmp(b, c.ipred, x, y);
+        },
+        true);
   }
 }
 
@@ -336,34 +348,52 @@ void add_comparisons(Table& t) {
 // uint32 for bitcast_convert): the rule then writes no op at all.
 bool same_bits(DType a, DType b) { return element_type(a) == element_type(b) && is_float(a) == is_float(b); }
 
-void add_other(Table& t) {
-  t.set("select", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    return {e.map(in, result_type(op), [](Body& b, std::span<const Scalar> x) { return b.select(x[0], x[1], x[2]); })};
-  });
+// bitcast_convert's element: the same bits read as `to`.
+Scalar bitcast_element(Body& b, const Operation& op, const Scalar& x, DType to) {
+  DType from = x.dtype;
+  if (size_of(from) != size_of(to) || from == DType::Bool || to == DType::Bool)
+    Emitter::fail(op, "bitcast_convert needs two non-bool types of one width");
+  if (same_bits(from, to)) return {x.name, to};
+  return reinterpret(b, x, to);
+}
+
+void add_other(Tables& t) {
+  set_elementwise(
+      t, "select",
+      {[](Body& b, const Operation&, std::span<const Scalar> x) { return b.select(x[0], x[1], x[2]); }, true});
   // minimum(maximum(x, lo), hi): NaN from any operand propagates, -0 < +0, lo > hi gives hi
-  t.set("clamp", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    return {e.map(in, result_type(op),
-                  [](Body& b, std::span<const Scalar> x) { return minimum(b, maximum(b, x[0], x[1]), x[2]); })};
-  });
-  t.set("convert", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
+  set_elementwise(
+      t, "clamp",
+      {[](Body& b, const Operation&, std::span<const Scalar> x) { return minimum(b, maximum(b, x[0], x[1]), x[2]); },
+       true});
+  // convert and bitcast_convert between types of one MLIR type reuse the tensor when they are not fused.
+  t.scalar.set("convert", {[](Body& b, const Operation& op, std::span<const Scalar> x) {
+                             return b.convert(x[0], result_type(op).dtype);
+                           },
+                           true});
+  t.ops.set("convert", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
     const TensorType& r = result_type(op);
     // int -> int of one width keeps the bits: the tensor is reused
     if (is_int(in[0].type.dtype) && is_int(r.dtype) && same_bits(in[0].type.dtype, r.dtype)) return {{in[0].name, r}};
     return {e.map(in, r, [&](Body& b, std::span<const Scalar> x) { return b.convert(x[0], r.dtype); })};
   });
-  t.set("bitcast_convert", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
+  t.scalar.set("bitcast_convert", {[](Body& b, const Operation& op, std::span<const Scalar> x) {
+                                     return bitcast_element(b, op, x[0], result_type(op).dtype);
+                                   },
+                                   true});
+  t.ops.set("bitcast_convert", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
     const TensorType& r = result_type(op);
     DType from = in[0].type.dtype;
     if (size_of(from) != size_of(r.dtype) || from == DType::Bool || r.dtype == DType::Bool)
       Emitter::fail(op, "bitcast_convert needs two non-bool types of one width");
     if (same_bits(from, r.dtype)) return {{in[0].name, r}};
-    return {e.map(in, r, [&](Body& b, std::span<const Scalar> x) { return reinterpret(b, x[0], r.dtype); })};
+    return {e.map(in, r, [&](Body& b, std::span<const Scalar> x) { return bitcast_element(b, op, x[0], r.dtype); })};
   });
 }
 
 }  // namespace
 
-void add_binary_rules(Table& t) {
+void add_binary_rules(Tables& t) {
   add_arithmetic(t);
   add_logic(t);
   add_comparisons(t);

@@ -5,7 +5,7 @@
 // float64, the C library calls the math ops lower to) keep the interpreter's results within the test
 // tolerances on every edge value; float16/bfloat16 compute in float32 and round once. Where a math op is
 // not good enough, the rule says so and writes around it:
-//  - float32 log, log2 and cbrt: the approximations read the exponent field and are wrong for subnormal x
+//  - float32 log2 and cbrt: the approximations read the exponent field and are wrong for subnormal x
 //    (and cbrt for +-inf), so subnormals are scaled into the normal range first;
 //  - sin, cos, tan, exp, log and pow are not approximated: the compiler vectorises them as calls to SLEEF's
 //    vector functions (codegen/compile_mlir.cpp);
@@ -368,14 +368,11 @@ Scalar digamma(Math& m, const Scalar& x) {
 using Fn1 = std::function<Scalar(Math&, const Scalar&)>;
 
 // A float op computed in f32 for the 16-bit floats (f64 and f32 in their own type) and rounded once.
-void float_unary(Table& t, const char* name, Fn1 f) {
-  t.set(name, [f = std::move(f)](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    DType d = result_type(op).dtype;
-    return {e.map(in, result_type(op), [&](Body& b, std::span<const Scalar> x) {
-      Math m(b);
-      return b.narrow(f(m, b.widen(x[0])), d);
-    })};
-  });
+void float_unary(Tables& t, const char* name, Fn1 f) {
+  set_elementwise(t, name, {[f = std::move(f)](Body& b, const Operation& op, std::span<const Scalar> x) {
+                    Math m(b);
+                    return b.narrow(f(m, b.widen(x[0])), result_type(op).dtype);
+                  }});
 }
 
 // f64 -> `to` with one rounding (LLVM's fptrunc from f64 to f16 is direct: through f32 a value just above a
@@ -387,26 +384,25 @@ Scalar narrow_from_f64(Body& b, const Scalar& x, DType to) {
   return b.cast("arith.truncf", x, to);
 }
 
+Scalar widen_to_f64(Body& b, const Scalar& x) {
+  Scalar w = b.widen(x);
+  return w.dtype == DType::F64 ? w : b.cast("arith.extf", w, DType::F64);
+}
+
 // A float op computed in f64 for every float type (see the file's comment for which and why).
-void f64_unary(Table& t, const char* name, Fn1 f) {
-  t.set(name, [f = std::move(f)](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    DType d = result_type(op).dtype;
-    return {e.map(in, result_type(op), [&](Body& b, std::span<const Scalar> x) {
-      Math m(b);
-      Scalar w = b.widen(x[0]);
-      if (w.dtype != DType::F64) w = b.cast("arith.extf", w, DType::F64);
-      return narrow_from_f64(b, f(m, w), d);
-    })};
-  });
+void f64_unary(Tables& t, const char* name, Fn1 f) {
+  set_elementwise(t, name, {[f = std::move(f)](Body& b, const Operation& op, std::span<const Scalar> x) {
+                    Math m(b);
+                    return narrow_from_f64(b, f(m, widen_to_f64(b, x[0])), result_type(op).dtype);
+                  }});
 }
 
 // An op on the operand's element as it is (integers, bool, predicates): `f` sees the element and
-// returns the result element.
+// returns the result element. These are a few instructions each: cheap to recompute in every fused loop.
 using Raw1 = std::function<Scalar(Body&, const Scalar&)>;
-void raw_unary(Table& t, const char* name, Raw1 f) {
-  t.set(name, [f = std::move(f)](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    return {e.map(in, result_type(op), [&](Body& b, std::span<const Scalar> x) { return f(b, x[0]); })};
-  });
+void raw_unary(Tables& t, const char* name, Raw1 f) {
+  set_elementwise(
+      t, name, {[f = std::move(f)](Body& b, const Operation&, std::span<const Scalar> x) { return f(b, x[0]); }, true});
 }
 
 Fn1 math_op(const char* name) {
@@ -436,11 +432,12 @@ double float_attr_or(const Operation& op, const char* name, double fallback) {
   return attr_float(op.attributes(), name, "nan_to_num");
 }
 
-void add_float_math(Table& t) {
+void add_float_math(Tables& t) {
   float_unary(t, "exp", math_op("math.exp"));
   float_unary(t, "exp2", math_op("math.exp2"));
   float_unary(t, "expm1", expm1);
-  float_unary(t, "log", [](Math& m, const Scalar& x) { return log_any(m, x, "math.log", std::numbers::ln2); });
+  // (log itself is not approximated: SLEEF's vector log and the C library's scalar one take subnormals as they are.)
+  float_unary(t, "log", math_op("math.log"));
   float_unary(t, "log2", [](Math& m, const Scalar& x) { return log_any(m, x, "math.log2", 1.0); });
   float_unary(t, "log10", math_op("math.log10"));
   float_unary(t, "log1p", log1p);
@@ -471,36 +468,30 @@ void add_float_math(Table& t) {
   f64_unary(t, "erf_inv", erf_inv);
   f64_unary(t, "lgamma", lgamma);
   f64_unary(t, "digamma", digamma);
-  t.set("gelu", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    bool approximate = op.attributes().find("approximate") != op.attributes().end() &&
-                       attr_bool(op.attributes(), "approximate", "gelu");
-    DType d = result_type(op).dtype;
-    return {e.map(in, result_type(op), [&](Body& b, std::span<const Scalar> x) {
-      Math m(b);
-      Scalar w = b.widen(x[0]);
-      if (w.dtype != DType::F64) w = b.cast("arith.extf", w, DType::F64);
-      return narrow_from_f64(b, approximate ? gelu_tanh(m, w) : gelu_erf(m, w), d);
-    })};
-  });
+  set_elementwise(t, "gelu", {[](Body& b, const Operation& op, std::span<const Scalar> x) {
+                    bool approximate = op.attributes().find("approximate") != op.attributes().end() &&
+                                       attr_bool(op.attributes(), "approximate", "gelu");
+                    Math m(b);
+                    Scalar w = widen_to_f64(b, x[0]);
+                    return narrow_from_f64(b, approximate ? gelu_tanh(m, w) : gelu_erf(m, w), result_type(op).dtype);
+                  }});
   // Rounding is exact in every float type (the widening and narrowing too).
   float_unary(t, "floor", math_op("math.floor"));
   float_unary(t, "ceil", math_op("math.ceil"));
   float_unary(t, "round", math_op("math.roundeven"));  // half to even, as rint
   float_unary(t, "trunc", math_op("math.trunc"));
-  t.set("nan_to_num", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    DType d = result_type(op).dtype;
-    double hi = float_max(d);
-    double nan = rounded_to(float_attr_or(op, "nan", 0.0), d);
-    double posinf = rounded_to(float_attr_or(op, "posinf", hi), d);
-    double neginf = rounded_to(float_attr_or(op, "neginf", -hi), d);
-    return {e.map(in, result_type(op), [&](Body& b, std::span<const Scalar> xs) {
-      Math m(b);
-      Scalar x = b.widen(xs[0]);  // the replacements are values of d: exact in the wider type too
-      Scalar y = m.sel(m.eq(x, m.k(-INFINITY, x)), m.k(neginf, x), x);
-      y = m.sel(m.eq(x, m.k(INFINITY, x)), m.k(posinf, x), y);
-      return b.narrow(m.sel(m.isnan(x), m.k(nan, x), y), d);
-    })};
-  });
+  set_elementwise(t, "nan_to_num", {[](Body& b, const Operation& op, std::span<const Scalar> xs) {
+                    DType d = result_type(op).dtype;
+                    double hi = float_max(d);
+                    double nan = rounded_to(float_attr_or(op, "nan", 0.0), d);
+                    double posinf = rounded_to(float_attr_or(op, "posinf", hi), d);
+                    double neginf = rounded_to(float_attr_or(op, "neginf", -hi), d);
+                    Math m(b);
+                    Scalar x = b.widen(xs[0]);  // the replacements are values of d: exact in the wider type too
+                    Scalar y = m.sel(m.eq(x, m.k(-INFINITY, x)), m.k(neginf, x), x);
+                    y = m.sel(m.eq(x, m.k(INFINITY, x)), m.k(posinf, x), y);
+                    return b.narrow(m.sel(m.isnan(x), m.k(nan, x), y), d);
+                  }});
 }
 
 // ---- integer, bool and sign ops (docs/semantics.md: integers wrap) ----
@@ -517,7 +508,7 @@ DType signed_of(DType t) {
 
 Scalar zero_of(Body& b, DType t) { return is_float(t) ? b.f(0.0, t) : b.i(0, t); }
 
-void add_numeric(Table& t) {
+void add_numeric(Tables& t) {
   raw_unary(t, "neg", [](Body& b, const Scalar& x) {
     if (is_float(x.dtype)) return b.un("arith.negf", x);
     return b.bin("arith.subi", b.i(0, x.dtype), x);  // wraps: -INT_MIN is INT_MIN
@@ -559,7 +550,7 @@ void add_numeric(Table& t) {
   });
 }
 
-void add_predicates_and_bits(Table& t) {
+void add_predicates_and_bits(Tables& t) {
   // The predicates are constant on integers and bool.
   raw_unary(t, "isnan", [](Body& b, const Scalar& x) { return is_float(x.dtype) ? b.cmpf("uno", x, x) : b.b(false); });
   raw_unary(t, "isinf", [](Body& b, const Scalar& x) {
@@ -584,7 +575,7 @@ void add_predicates_and_bits(Table& t) {
 
 }  // namespace
 
-void add_elementwise_rules(Table& t) {
+void add_elementwise_rules(Tables& t) {
   add_float_math(t);
   add_numeric(t);
   add_predicates_and_bits(t);

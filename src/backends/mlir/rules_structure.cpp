@@ -962,36 +962,44 @@ std::vector<Val> lower_range(Emitter& e, const Operation& op, bool arange) {
 
 }  // namespace
 
-void add_structure_rules(Table& t) {
-  t.set("reshape", lower_reshape);
-  t.set("transpose", lower_transpose);
-  t.set("broadcast_in_dim", lower_broadcast_in_dim);
-  t.set("expand_dims", lower_reshape);
-  t.set("squeeze", lower_reshape);
-  t.set("slice", lower_slice);
-  t.set("concatenate", lower_concatenate);
-  t.set("pad", lower_pad);
-  t.set("tril", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, true); });
-  t.set("triu", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, false); });
-  t.set("diagonal", lower_diagonal);
-  t.set("flip", lower_flip);
-  t.set("roll", lower_roll);
-  t.set("tile", lower_tile);
-  t.set("repeat", lower_repeat);
-  t.set("one_hot", lower_one_hot);
-  t.set("gather", lower_gather);
-  t.set("scatter", lower_scatter);
-  t.set("dynamic_slice", lower_dynamic_slice);
-  t.set("dynamic_update_slice", lower_dynamic_update_slice);
-  t.set("sort", lower_sort);
-  t.set("argsort", lower_argsort);
-  t.set("top_k", lower_top_k);
-  t.set("searchsorted", lower_searchsorted);
-  t.set("arange", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, true); });
-  t.set("linspace", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, false); });
-  t.set("iota", lower_iota);
-  t.set("full", lower_full);
-  t.set("constant", lower_constant);
+void add_structure_rules(Tables& t) {
+  t.ops.set("reshape", lower_reshape);
+  t.ops.set("transpose", lower_transpose);
+  t.ops.set("broadcast_in_dim", lower_broadcast_in_dim);
+  t.ops.set("expand_dims", lower_reshape);
+  t.ops.set("squeeze", lower_reshape);
+  t.ops.set("slice", lower_slice);
+  t.ops.set("concatenate", lower_concatenate);
+  t.ops.set("pad", lower_pad);
+  t.ops.set("tril",
+            [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, true); });
+  t.ops.set("triu",
+            [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, false); });
+  t.ops.set("diagonal", lower_diagonal);
+  t.ops.set("flip", lower_flip);
+  t.ops.set("roll", lower_roll);
+  t.ops.set("tile", lower_tile);
+  t.ops.set("repeat", lower_repeat);
+  t.ops.set("one_hot", lower_one_hot);
+  t.ops.set("gather", lower_gather);
+  t.ops.set("scatter", lower_scatter);
+  t.ops.set("dynamic_slice", lower_dynamic_slice);
+  t.ops.set("dynamic_update_slice", lower_dynamic_update_slice);
+  t.ops.set("sort", lower_sort);
+  t.ops.set("argsort", lower_argsort);
+  t.ops.set("top_k", lower_top_k);
+  t.ops.set("searchsorted", lower_searchsorted);
+  t.ops.set("arange", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, true); });
+  t.ops.set("linspace",
+            [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, false); });
+  t.ops.set("iota", lower_iota);
+  t.ops.set("full", lower_full);
+  // Inside a fused loop a splat is one constant: the loops reading it need not load it.
+  t.scalar.set("full", {[](Body& b, const Operation& op, std::span<const Scalar>) {
+                          return b.splat(attrs(op).at("value"), rtype(op).dtype);
+                        },
+                        true});
+  t.ops.set("constant", lower_constant);
 }
 
 }  // namespace evoxc::mlir_backend
