@@ -275,6 +275,39 @@ TEST(MlirBackend, WideConcatRunsItsOperandsInParallel) {
 // A chain of row_switch ops (a merged population) runs as one group: at two threads one dispatch on the pool
 // for all its loops, each block running every member over its rows; results equal the interpreter's. A small
 // loop (work known at compile time, under one block) is not dispatched at all.
+TEST(MlirBackend, LargeModulesCompileInPartsOnThreads) {
+  REQUIRE_MLIR();
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: the module is compiled whole";
+  // 192 independent programs stacked: ParallelConcat makes groups of them functions of their own, and the module is
+  // large enough to be split, its parts optimised and emitted on threads, linked from one archive.
+  const int64_t n = 4096;
+  Graph g = trace(
+      [](ST x) {
+        std::vector<ST> parts;
+        for (int k = 0; k < 192; ++k) {
+          double a = 0.01 * (k + 1);
+          parts.push_back(tanh(tanh(x * a + 0.5) * (x - a)) + tanh(x * x * a));
+        }
+        return concatenate(parts, 0);
+      },
+      TensorSpec({n}, f32));
+  CompiledArtifact a = compile(lower(g, "mlir"), CompileOptions{OptLevel(2), {}});
+  bool split = false;
+  for (const StageTime& st : a.stage_times()) split = split || st.stage == "split";
+  EXPECT_TRUE(split) << a.options();
+  std::vector<float> x(static_cast<size_t>(n));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 101) / 25.0f - 2.0f;
+  std::vector<Tensor> in = {Tensor::from_vector(x, {n})};
+  std::vector<float> got = run_flat(load(a), in);
+  expect_close(got, run_flat(load(compile(lower(g))), in));
+  // The saved artifact links its parts again without compiling, to the same bits.
+  std::string path = temp_path("evoxc_mlir_parts");
+  a.save(path);
+  CompiledArtifact b = CompiledArtifact::load(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(run_flat(load(b), in), got);
+}
+
 TEST(MlirBackend, RowSwitchChainIsOneDispatch) {
   REQUIRE_MLIR();
   std::string rows;

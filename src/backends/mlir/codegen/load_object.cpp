@@ -7,6 +7,7 @@
 #include "evoxc/core/error.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Object/Archive.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
@@ -66,14 +67,36 @@ class OrcObject final : public LoadedObject {
     auto utils = llvm::orc::DynamicLibrarySearchGenerator::Load(EVOXC_MLIR_RUNTIME_LIB, dl.getGlobalPrefix());
     if (!utils) throw BackendError("mlir: cannot load " EVOXC_MLIR_RUNTIME_LIB ": " + message(utils.takeError()));
     lib.addGenerator(std::move(*utils));
-    if (llvm::Error e = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "evoxc-object")))
-      throw PersistenceError("mlir: the object code does not link: " + message(std::move(e)));
+    add_objects(object);
     auto sym = jit_->lookup("evoxc_entry");
     if (!sym) throw PersistenceError("mlir: the object code has no evoxc_entry: " + message(sym.takeError()));
     entry_ = sym->toPtr<Entry>();
   }
 
  private:
+  // One object, or an ar archive of the parts of a split compile (compile_to_object): every member is linked.
+  void add_objects(const std::string& object) {
+    auto add = [&](llvm::StringRef bytes, llvm::StringRef name) {
+      if (llvm::Error e = jit_->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, name)))
+        throw PersistenceError("mlir: the object code does not link: " + message(std::move(e)));
+    };
+    if (!llvm::StringRef(object).starts_with(llvm::object::ArchiveMagic)) {
+      add(object, "evoxc-object");
+      return;
+    }
+    auto archive = llvm::object::Archive::create(llvm::MemoryBufferRef(object, "evoxc-objects"));
+    if (!archive) throw PersistenceError("mlir: the object archive is corrupted: " + message(archive.takeError()));
+    llvm::Error err = llvm::Error::success();
+    size_t members = 0;
+    for (const llvm::object::Archive::Child& child : (*archive)->children(err)) {
+      auto bytes = child.getBuffer();
+      if (!bytes) throw PersistenceError("mlir: the object archive is corrupted: " + message(bytes.takeError()));
+      add(*bytes, "evoxc-object-" + std::to_string(members++));
+    }
+    if (err) throw PersistenceError("mlir: the object archive is corrupted: " + message(std::move(err)));
+    if (members == 0) throw PersistenceError("mlir: the object archive is empty");
+  }
+
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   void (*before_unload_)() = nullptr;
 };
