@@ -1,16 +1,11 @@
-// SmallVector (inline storage up to N, then the heap) and the flat pointer tables (PtrMap, PtrSet),
-// checked against std::vector / std::unordered_map over random operation sequences.
+// SmallVector (inline storage up to N, then the heap), checked against std::vector over random operation sequences.
 #include "evoxc/core/small_vector.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
-#include <unordered_map>
 #include <vector>
-
-#include "evoxc/core/flat_table.h"
-#include "evoxc/core/shape.h"
 
 namespace evoxc {
 namespace {
@@ -87,60 +82,6 @@ TEST(SmallVector, EqualityAndConversions) {
   expect_same(c, {"4", "z", "z"});
   c.clear();
   EXPECT_TRUE(c.empty());
-}
-
-TEST(SmallVector, ShapesOfAnyRankKeepTheirExtents) {
-  for (int rank = 0; rank <= 9; ++rank) {
-    std::vector<DimExpr> dims;
-    for (int i = 0; i < rank; ++i) dims.push_back(i % 3 == 2 ? Dim("B") : DimExpr(i + 1));
-    Shape s(dims), copy = s;
-    EXPECT_EQ(copy, s);
-    EXPECT_EQ(std::vector<DimExpr>(copy.dims()), dims);
-    copy.dims().insert(copy.dims().begin(), DimExpr(7));
-    EXPECT_EQ(copy.rank(), s.rank() + 1);
-    EXPECT_EQ(copy[0], DimExpr(7));
-    EXPECT_NE(copy, s);
-  }
-}
-
-TEST(PtrMap, MatchesUnorderedMap) {
-  std::vector<int> objects(5000);
-  std::mt19937 rng(3);
-  PtrMap<const int*, int> m;
-  std::unordered_map<const int*, int> ref;
-  for (int step = 0; step < 20000; ++step) {
-    const int* k = &objects[rng() % objects.size()];
-    if (rng() % 3 == 0) {
-      const int* found = m.find(k);
-      auto it = ref.find(k);
-      ASSERT_EQ(found != nullptr, it != ref.end());
-      if (found) {
-        EXPECT_EQ(*found, it->second);
-      }
-    } else {
-      int v = static_cast<int>(rng());
-      m[k] = v;
-      ref[k] = v;
-    }
-    ASSERT_EQ(m.size(), ref.size());
-  }
-  size_t seen = 0;
-  m.for_each([&](const int* k, int v) {
-    EXPECT_EQ(ref.at(k), v);
-    ++seen;
-  });
-  EXPECT_EQ(seen, ref.size());
-  m.clear();
-  EXPECT_TRUE(m.empty());
-  EXPECT_EQ(m.find(&objects[0]), nullptr);
-}
-
-TEST(PtrSet, InsertEraseAndContains) {
-  std::vector<int> objects(300);
-  PtrSet s;
-  for (size_t i = 0; i < objects.size(); i += 2) s.insert(&objects[i]);
-  for (size_t i = 0; i < objects.size(); i += 4) s.erase(&objects[i]);
-  for (size_t i = 0; i < objects.size(); ++i) EXPECT_EQ(s.contains(&objects[i]), i % 4 == 2) << i;
 }
 
 }  // namespace
