@@ -24,13 +24,13 @@ bool have_mlir() { return find_backend("mlir") != nullptr; }
 #define REQUIRE_MLIR() \
   if (!have_mlir()) GTEST_SKIP() << "this build has no mlir backend"
 
-// "exp:M tanh:R return:A": each op of main's block and its role (Alone, Root, Member).
+// "exp:M tanh:R return:A": each op of main's block and its role (Alone, Root, Member, Fed).
 std::string roles(const Graph& g) {
   const Block& b = g.main().entry();
   FusionPlan plan = mlir_backend::plan_fusion(b);
   std::string s;
   for (size_t k = 0; k < b.operations().size(); ++k) {
-    static const char kRole[] = {'A', 'R', 'M'};
+    static const char kRole[] = {'A', 'R', 'M', 'F'};
     s += (s.empty() ? "" : " ") + b.operations()[k]->name() + ":" + kRole[static_cast<int>(plan.role[k])];
   }
   return s;
@@ -147,6 +147,41 @@ TEST(MlirFusion, ValuesReadByOtherOpsOrReturnedAreStored) {
   EXPECT_NE(r.find("tanh:M"), std::string::npos) << r;
   EXPECT_NE(r.find("reduce_sum:A"), std::string::npos) << r;
   expect_like_interpreter(g, {ramp({5, 7}, 0.03, -0.8)}, false);
+}
+
+TEST(MlirFusion, ALoopOnlyAReductionReadsRunsInsideTheReduction) {
+  REQUIRE_MLIR();
+  // A program's prediction and its loss: the chain feeding the reduction is computed in the reduction's own loop.
+  Graph g = trace([](ST x, ST y) { return mean(square(tanh(x) - y)); }, TensorSpec({256}, f32), TensorSpec({256}, f32));
+  EXPECT_EQ(roles(g), "tanh:M subtract:M square:F reduce_mean:A return:A");
+  std::string text = lower(g, "mlir").text();
+  EXPECT_EQ(count(text, "linalg.generic"), 2u) << text;  // the reduction, and mean's division of its sum
+  EXPECT_EQ(count(text, "iterator_types = [\"reduction\"]"), 1u) << text;
+  EXPECT_EQ(count(text, "%fed"), 0u) << text;  // the placeholder never reaches the text
+  expect_like_interpreter(g, {ramp({256}, 0.03, -0.7), ramp({256}, -0.02, 0.4)}, false);
+}
+
+TEST(MlirFusion, AReductionReadsItsFusedLoopsInputsThroughComposedMaps) {
+  REQUIRE_MLIR();
+  // x (4, 8) times a row r (8) plus a column c (4, 1), summed over axis 1 and over axis 0 (keepdims): the loop's
+  // inputs keep their broadcasts inside each reduction. Integer-valued floats: every sum is exact, whatever its
+  // order, so the results equal the interpreter's bit for bit.
+  Graph g = trace(
+      [](ST x, ST r, ST c) {
+        return std::vector<ST>{sum(x * r + c, {1}), sum(x * r - c, {0}, true)};
+      },
+      TensorSpec({4, 8}, f32), TensorSpec({8}, f32), TensorSpec({4, 1}, f32));
+  std::string r = roles(g);
+  EXPECT_EQ(count(r, ":F"), 2u) << r;
+  std::string text = lower(g, "mlir").text();
+  EXPECT_NE(text.find("affine_map<(d0, d1) -> (d1)>"), std::string::npos) << text;
+  EXPECT_NE(text.find("affine_map<(d0, d1) -> (d0, 0)>"), std::string::npos) << text;
+  std::vector<float> x(32), row(8), col(4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<float>(i) - 2.0f;
+  for (size_t i = 0; i < col.size(); ++i) col[i] = static_cast<float>(5 * i);
+  expect_like_interpreter(
+      g, {Tensor::from_vector(x, {4, 8}), Tensor::from_vector(row, {8}), Tensor::from_vector(col, {4, 1})}, true);
 }
 
 TEST(MlirFusion, AnOperandOfAnotherShapeIsReadThroughABroadcast) {

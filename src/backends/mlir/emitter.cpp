@@ -131,6 +131,7 @@ Scalar Body::b(bool v) {
   return {r, DType::Bool};
 }
 Scalar Body::splat(const Attribute& value, DType t) {
+  // (`arith.constant true : i1` does not parse: a bool is written bare, value != 0 with NaN -> true.)
   if (t == DType::Bool) {
     bool v = std::visit(
         [](const auto& x) {
@@ -358,38 +359,105 @@ Val Emitter::constant(const Tensor& t) {
 }
 
 Val Emitter::splat(const Attribute& value, DType t, const Shape& shape) {
-  std::string s = assign("arith.constant " + typed_literal(mlir_literals::full_scalar(value, t)));
-  return fill({s, t}, TensorType(t, shape));
+  Body top(*this);
+  return fill(top.splat(value, t), TensorType(t, shape));
 }
+
+namespace {
+
+// The expressions of an indexing map's result list ("d0, 0, d2" -> {"d0", "0", "d2"}).
+std::vector<std::string> map_exprs(const std::string& m) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < m.size()) {
+    size_t comma = m.find(", ", at);
+    out.push_back(m.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 2;
+  }
+  return out;
+}
+
+// `inner` (an operand's broadcast into a value: d<k> are the value's dims) read through `outer` (how a loop reads
+// the value: one expression of the loop's dims per dim of the value).
+std::string compose(const std::string& inner, const std::string& outer) {
+  std::vector<std::string> o = map_exprs(outer);
+  std::string out;
+  for (const std::string& e : map_exprs(inner)) {
+    std::string r = e;
+    if (e.size() > 1 && e[0] == 'd') r = o.at(static_cast<size_t>(std::stoul(e.substr(1))));
+    out += (out.empty() ? "" : ", ") + r;
+  }
+  return out;
+}
+
+}  // namespace
 
 Val Emitter::generic(std::span<const Val> inputs, std::span<const std::string> input_maps, const Val& init,
                      const std::string& output_map, std::span<const std::string> iterators,
                      const std::function<Scalar(Body&, std::span<const Scalar>)>& f) {
   size_t loops = iterators.size();
-  std::string maps, its, ins, in_types;
+  // An input fed by a fused loop (lower_block's placeholder) is that loop's own inputs, read through the composed
+  // maps, and its members computed at the top of the body.
+  struct Fed {
+    const std::vector<const Operation*>* members = nullptr;
+    std::vector<const Value*> reads;
+  };
+  std::vector<Fed> fed(inputs.size());
+  std::vector<size_t> first(inputs.size());  // each input's first block argument
+  std::vector<Val> ins;
+  std::vector<std::string> in_maps;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    maps += affine_map(loops, input_maps[i]) + ", ";
-    ins += (i ? ", " : "") + inputs[i].name;
-    in_types += (i ? ", " : "") + tensor_type(inputs[i].type);
+    first[i] = ins.size();
+    auto it = fed_.find(inputs[i].name);
+    if (it == fed_.end()) {
+      ins.push_back(inputs[i]);
+      in_maps.push_back(input_maps[i]);
+      continue;
+    }
+    fed[i] = {&it->second, fused_inputs(it->second)};
+    for (const Value* v : fed[i].reads) {
+      auto val = env_.find(v);
+      if (val == env_.end()) throw InternalError("mlir: a fused loop reads a value that is not defined");
+      ins.push_back(val->second);
+      in_maps.push_back(compose(broadcast_map(val->second.type, inputs[i].type), input_maps[i]));
+    }
+  }
+  std::string maps, its, names, in_types;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    maps += affine_map(loops, in_maps[i]) + ", ";
+    names += (i ? ", " : "") + ins[i].name;
+    in_types += (i ? ", " : "") + tensor_type(ins[i].type);
   }
   maps += affine_map(loops, output_map);
   for (size_t i = 0; i < loops; ++i) its += (i ? ", \"" : "\"") + iterators[i] + "\"";
   std::string r = fresh();
   std::string head = r + " = linalg.generic {indexing_maps = [" + maps + "], iterator_types = [" + its + "]}";
-  if (!inputs.empty()) head += " ins(" + ins + " : " + in_types + ")";
+  if (!ins.empty()) head += " ins(" + names + " : " + in_types + ")";
   head += " outs(" + init.name + " : " + tensor_type(init.type) + ") {";
   line(head);
   std::vector<Scalar> args;
   std::string block = "^bb0(";
-  for (size_t i = 0; i <= inputs.size(); ++i) {
-    DType t = i < inputs.size() ? inputs[i].type.dtype : init.type.dtype;
+  for (size_t i = 0; i <= ins.size(); ++i) {
+    DType t = i < ins.size() ? ins[i].type.dtype : init.type.dtype;
     args.push_back({fresh("%a"), t});
     block += (i ? ", " : "") + args.back().name + ": " + element_type(t);
   }
   line(block + "):");
   indent([&] {
     Body b(*this);
-    Scalar y = f(b, args);
+    std::vector<Scalar> elements;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!fed[i].members) {
+        elements.push_back(args[first[i]]);
+        continue;
+      }
+      PtrMap<const Value*, Scalar> external;
+      for (size_t k = 0; k < fed[i].reads.size(); ++k) external[fed[i].reads[k]] = args[first[i] + k];
+      elements.push_back(fused_body(*fed[i].members, external));
+    }
+    elements.push_back(args.back());
+    Scalar y = f(b, elements);
     if (y.dtype != init.type.dtype && element_type(y.dtype) != element_type(init.type.dtype))
       throw InternalError("mlir: a body yields " + element_type(y.dtype) + " for " + tensor_type(init.type));
     line("linalg.yield " + y.name + " : " + element_type(init.type.dtype));
@@ -448,6 +516,12 @@ std::vector<Val> Emitter::lower_block(const Block& b, std::span<const Val> args)
       env_[op.result(0)] = lower_fused(plan.members[k]);
       continue;
     }
+    if (plan.role[k] == FusionPlan::Role::Fed) {  // computed where its reader's loop reads it
+      Val placeholder{fresh("%fed"), op.result(0)->type()};
+      fed_[placeholder.name] = plan.members[k];
+      env_[op.result(0)] = placeholder;
+      continue;
+    }
     std::vector<Val> operands;
     for (const Value* v : op.operands()) {
       auto it = env_.find(v);
@@ -488,7 +562,7 @@ const Tables& tables() {
     auto* made = new Tables;
     add_elementwise_rules(*made);
     add_binary_rules(*made);
-    add_reduce_linalg_rules(made->ops);
+    add_reduce_linalg_rules(*made);
     add_structure_rules(*made);
     add_control_rules(made->ops);
     return made;

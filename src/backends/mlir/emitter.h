@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/flat_table.h"
 #include "evoxc/core/tensor.h"
 #include "evoxc/ir/ir.h"
 #include "evoxc/ops/rule_table.h"
@@ -57,6 +58,9 @@ using ScalarTable = RuleTable<ScalarRule, BackendError>;
 struct Tables {
   Table ops{"mlir"};
   ScalarTable scalar{"mlir-fused"};
+  // Ops whose lowering reads operand 0 only through Emitter::generic, element by element (the reductions): a fused
+  // loop whose value only such an op reads is computed inside that op's loop instead of stored.
+  RuleTable<bool, BackendError> reads_elements{"mlir-fused-reader"};
 };
 const Tables& tables();
 inline const Table& rules() { return tables().ops; }
@@ -210,12 +214,21 @@ class Emitter {
   friend class Body;
   // One fused loop (fusion.cpp): `members` in block order, the last its root.
   Val lower_fused(std::span<const Operation* const> members);
+  // The values `members` read from outside themselves, in first-read order.
+  static std::vector<const Value*> fused_inputs(std::span<const Operation* const> members);
+  // Writes `members`' scalar code into the current body, reading each outside value from `external`; returns the
+  // last member's element.
+  Scalar fused_body(std::span<const Operation* const> members, const PtrMap<const Value*, Scalar>& external);
+  // A fed value's loop (FusionPlan::Role::Fed) by the placeholder name lower_block gave the value: generic()
+  // computes it in the body of the loop that reads it.
+  std::unordered_map<std::string, std::vector<const Operation*>> fed_;
 };
 
 // How lower_block lowers each op of a block: on its own, as the root of a fused loop (the ops it reads in
 // `members`, itself last), or only inside the fused loops of the roots that read it (fusion.cpp).
 struct FusionPlan {
-  enum class Role : uint8_t { Alone, Root, Member };
+  // Fed: a root whose value only a Tables::reads_elements op reads, its loop computed inside that op's loop.
+  enum class Role : uint8_t { Alone, Root, Member, Fed };
   std::vector<Role> role;                              // per op of the block
   std::vector<std::vector<const Operation*>> members;  // per op: a root's loop, in block order
 };
@@ -224,7 +237,7 @@ FusionPlan plan_fusion(const Block& b);
 // The rule families (rules_<family>.cpp) fill the tables.
 void add_elementwise_rules(Tables& t);  // unary ops
 void add_binary_rules(Tables& t);       // binary, comparison, select, clamp, convert, bitcast_convert
-void add_reduce_linalg_rules(Table& t);
+void add_reduce_linalg_rules(Tables& t);
 void add_structure_rules(Tables& t);
 void add_control_rules(Table& t);
 

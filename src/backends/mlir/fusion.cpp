@@ -14,6 +14,8 @@
 //    stored.
 // A fused loop reads its roots' and other ops' values as inputs (broadcast by indexing maps) and computes each
 // member once per element, in block order: the same scalar code as unfused, so the results are the same bits.
+// A root whose value only a reduction reads (Tables::reads_elements) is not stored either: its loop is computed in
+// the reduction's own loop (Emitter::generic expands it), so a program's prediction and its loss are one loop.
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
@@ -47,6 +49,15 @@ void record_uses(const Operation& op, uint32_t k, const PtrMap<const Operation*,
     for (const auto& inner : region->block().operations()) record_uses(*inner, k, index, users);
 }
 
+// Whether `op`'s value is read by `reader` alone (every entry of `users` is reader's index `u`), as the operand
+// reader's lowering reads element by element (Tables::reads_elements).
+bool feeds_only(const Operation& op, const Operation& reader, std::span<const uint32_t> users, uint32_t u) {
+  if (!tables().reads_elements.find(reader.op_id())) return false;
+  if (std::any_of(users.begin(), users.end(), [u](uint32_t v) { return v != u; })) return false;
+  const auto operands = reader.operands();
+  return operands[0] == op.result(0) && std::count(operands.begin(), operands.end(), op.result(0)) == 1;
+}
+
 }  // namespace
 
 FusionPlan plan_fusion(const Block& b) {
@@ -72,10 +83,12 @@ FusionPlan plan_fusion(const Block& b) {
     // broadcasts to.
     const bool uniform = op.num_operands() == 0;
     bool root = users[k].empty();  // an unused op is still written, as every op is
+    bool fed = false;
     loops.clear();
     for (uint32_t u : users[k]) {
       if (plan.role[u] == FusionPlan::Role::Alone) {
         root = true;
+        fed = feeds_only(op, *ops[u], users[k], u);
         break;
       }
       for (uint32_t r : loops_of[u]) {
@@ -89,7 +102,7 @@ FusionPlan plan_fusion(const Block& b) {
     }
     if (!root && loops.size() > 1 && !scalar_rules().get(op).cheap) root = true;
     if (root) {
-      plan.role[k] = FusionPlan::Role::Root;
+      plan.role[k] = fed ? FusionPlan::Role::Fed : FusionPlan::Role::Root;
       loops_of[k].push_back(k);
       plan.members[k].push_back(&op);
       continue;
@@ -105,73 +118,65 @@ FusionPlan plan_fusion(const Block& b) {
   return plan;
 }
 
-Val Emitter::lower_fused(std::span<const Operation* const> members) {
-  const Operation& root = *members.back();
-  const TensorType& result = root.result(0)->type();
-  Val init = empty(result);
-  // The body is written aside: the loop's inputs, its block's arguments, are known only once every member is.
-  std::string body;
-  std::string* saved_out = out_;
-  const Operation* saved_current = current_;
-  out_ = &body;
-  depth_ += 1;
-  std::vector<Val> inputs;
-  std::vector<Scalar> args;
+std::vector<const Value*> Emitter::fused_inputs(std::span<const Operation* const> members) {
+  PtrSet inside;
+  for (const Operation* op : members) inside.insert(op->result(0));
+  std::vector<const Value*> reads;
+  PtrSet seen;
+  for (const Operation* op : members)
+    for (const Value* v : op->operands())
+      if (!inside.contains(v) && !seen.contains(v)) {
+        seen.insert(v);
+        reads.push_back(v);
+      }
+  return reads;
+}
+
+Scalar Emitter::fused_body(std::span<const Operation* const> members, const PtrMap<const Value*, Scalar>& external) {
+  const Operation* saved = current_;
   PtrMap<const Value*, Scalar> scalars;
   scalars.reserve(members.size());
-  PtrMap<const Value*, uint32_t> input_of;
-  Body bd(*this);
+  Body b(*this);
   SmallVector<Scalar, 4> x;
   for (const Operation* op : members) {
     x.clear();
     for (const Value* v : op->operands()) {
-      if (const Scalar* s = scalars.find(v)) {
-        x.push_back(*s);
-        continue;
-      }
-      if (const uint32_t* i = input_of.find(v)) {
-        x.push_back(args[*i]);
-        continue;
-      }
-      auto it = env_.find(v);
-      if (it == env_.end()) throw InternalError("mlir: a fused loop reads a value that is not defined");
-      input_of[v] = static_cast<uint32_t>(inputs.size());
-      inputs.push_back(it->second);
-      args.push_back({fresh("%a"), it->second.type.dtype});
-      x.push_back(args.back());
+      const Scalar* s = scalars.find(v);
+      if (!s) s = external.find(v);
+      if (!s) throw InternalError("mlir: a fused loop reads a value that is not defined");
+      x.push_back(*s);
     }
     current_ = op;
-    Scalar y = scalar_rules().get(*op).fn(bd, *op, x);
+    Scalar y = scalar_rules().get(*op).fn(b, *op, x);
     if (element_type(y.dtype) != element_type(op->result(0)->dtype()))
       throw InternalError("mlir: the scalar rule of evoxc." + op->name() + " gives " + element_type(y.dtype));
     scalars[op->result(0)] = {y.name, op->result(0)->dtype()};
   }
-  line("linalg.yield " + scalars.find(root.result(0))->name + " : " + element_type(result.dtype));
-  depth_ -= 1;
-  out_ = saved_out;
-  current_ = saved_current;
+  current_ = saved;
+  return *scalars.find(members.back()->result(0));
+}
 
+Val Emitter::lower_fused(std::span<const Operation* const> members) {
+  const TensorType& result = members.back()->result(0)->type();
+  const std::vector<const Value*> reads = fused_inputs(members);
+  std::vector<Val> inputs;
+  std::vector<std::string> maps;
+  for (const Value* v : reads) {
+    auto it = env_.find(v);
+    if (it == env_.end()) throw InternalError("mlir: a fused loop reads a value that is not defined");
+    inputs.push_back(it->second);
+    maps.push_back(broadcast_map(it->second.type, result));
+  }
   size_t loops = result.shape.rank();
   std::string dims;
   for (size_t i = 0; i < loops; ++i) dims += (i ? ", d" : "d") + std::to_string(i);
-  std::string maps, ins, in_types, block;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    maps += affine_map(loops, broadcast_map(inputs[i].type, result)) + ", ";
-    ins += (i ? ", " : "") + inputs[i].name;
-    in_types += (i ? ", " : "") + tensor_type(inputs[i].type);
-    block += args[i].name + ": " + element_type(args[i].dtype) + ", ";
-  }
-  maps += affine_map(loops, dims);
-  std::string its;
-  for (size_t i = 0; i < loops; ++i) its += i ? ", \"parallel\"" : "\"parallel\"";
-  std::string r = fresh();
-  std::string head = r + " = linalg.generic {indexing_maps = [" + maps + "], iterator_types = [" + its + "]}";
-  if (!inputs.empty()) head += " ins(" + ins + " : " + in_types + ")";
-  line(head + " outs(" + init.name + " : " + tensor_type(result) + ") {");
-  line("^bb0(" + block + fresh("%a") + ": " + element_type(result.dtype) + "):");
-  *out_ += body;
-  line("} -> " + tensor_type(result));
-  return {r, result};
+  std::vector<std::string> its(loops, "parallel");
+  Val init = empty(result);
+  return generic(inputs, maps, init, dims, its, [&](Body&, std::span<const Scalar> a) {
+    PtrMap<const Value*, Scalar> external;
+    for (size_t i = 0; i < reads.size(); ++i) external[reads[i]] = a[i];
+    return fused_body(members, external);
+  });
 }
 
 }  // namespace evoxc::mlir_backend

@@ -1745,10 +1745,14 @@ Val singular_norm(Emitter& e, const Val& x, const std::string& ord) {
 
 }  // namespace
 
-void add_reduce_linalg_rules(Table& t) {
-  auto red = [&t](const char* name, Comb c) {
+void add_reduce_linalg_rules(Tables& tables) {
+  Table& t = tables.ops;
+  // The reductions read their operand only in reduce()'s linalg.generic, element by element: a fused loop feeding
+  // one is computed inside it.
+  auto red = [&](const char* name, Comb c) {
     t.set(name,
           [c](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_reduction(e, op, in, c); });
+    tables.reads_elements.set(name, true);
   };
   red("reduce_sum", Comb::Sum);
   red("reduce_prod", Comb::Prod);
@@ -1757,6 +1761,7 @@ void add_reduce_linalg_rules(Table& t) {
   red("reduce_any", Comb::Or);
   red("reduce_all", Comb::And);
   t.set("reduce_mean", lower_mean);
+  tables.reads_elements.set("reduce_mean", true);
   t.set("argmax", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_arg(e, op, in, true); });
   t.set("argmin", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_arg(e, op, in, false); });
   auto sc = [&t](const char* name, Comb c) {

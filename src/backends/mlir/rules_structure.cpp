@@ -80,24 +80,6 @@ Scalar zero_of(Body& b, DType t) {
   return is_float(t) ? b.f(0.0, t) : b.i(0, t);
 }
 
-// A tensor of type t with every element `value` converted as evoxc's full converts it.
-Val full(Emitter& e, const Attribute& value, const TensorType& t) {
-  if (t.dtype != DType::Bool) return e.splat(value, t.dtype, t.shape);
-  // Emitter::splat writes `arith.constant true : i1`, which MLIR does not parse: bool is x != 0 (NaN -> true).
-  bool v = std::visit(
-      [](const auto& x) {
-        using X = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<X, bool>)
-          return x;
-        else if constexpr (std::is_same_v<X, int64_t> || std::is_same_v<X, double>)
-          return x != 0;
-        else
-          return false;
-      },
-      value);
-  return e.fill({e.assign(v ? "arith.constant true" : "arith.constant false"), DType::Bool}, t);
-}
-
 // An element of an integer index tensor as int64, as evoxc reads indices: unsigned 64-bit values above INT64_MAX
 // count as INT64_MAX (they clamp to the end / are out of range) instead of wrapping negative.
 Scalar index_i64(Body& b, const Scalar& v) {
@@ -456,7 +438,7 @@ std::vector<Val> lower_gather(Emitter& e, const Operation& op, std::span<const V
   const Shape& xs = x.type.shape;
   size_t r = xs.rank(), nb = idx.type.rank() - 1, K = axes.size();
   for (int64_t a : axes)  // nothing to clamp to: zeros
-    if (static_zero(xs[static_cast<size_t>(a)])) return {full(e, Attribute(int64_t{0}), rt)};
+    if (static_zero(xs[static_cast<size_t>(a)])) return {e.splat(Attribute(int64_t{0}), rt.dtype, rt.shape)};
   // The indexed extents, and whether one may be empty at run time (then the result is zeros).
   Names top;
   std::string nonempty;
@@ -894,7 +876,7 @@ std::vector<Val> lower_iota(Emitter& e, const Operation& op, std::span<const Val
 }
 
 std::vector<Val> lower_full(Emitter& e, const Operation& op, std::span<const Val>) {
-  return {full(e, attrs(op).at("value"), rtype(op))};
+  return {e.splat(attrs(op).at("value"), rtype(op).dtype, rtype(op).shape)};
 }
 
 std::vector<Val> lower_constant(Emitter& e, const Operation& op, std::span<const Val>) {
