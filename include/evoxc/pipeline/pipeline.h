@@ -167,8 +167,8 @@ struct ArtifactHeader {
   std::string cpu_features;
 };
 
-// One stage of a compile and the wall time it took (for the mlir backend: "parse", "mlir passes",
-// "translate", "llvm opt", "codegen").
+// One stage of a compile and the wall time it took (for the mlir backend: "context", "parse", "mlir passes",
+// "translate", then "split" when a large module is compiled in parts on threads, "llvm opt", "codegen").
 struct StageTime {
   std::string stage;
   double seconds = 0;
