@@ -261,6 +261,15 @@ TEST(MlirFusion, SymbolicExtentsFuse) {
   EXPECT_EQ(roles(g), "exp:M multiply:M add:R return:A");
   for (int64_t n : {1, 17, 1000}) expect_like_interpreter(g, {ramp({n}, 0.02, -0.5), ramp({n}, -0.03, 0.7)}, false);
 }
+
+TEST(MlirFusion, AReductionOfASymbolicExtentReadsItsFusedLoop) {
+  REQUIRE_MLIR();
+  Graph g = trace([](ST a, ST b) { return mean(exp(a) * b, {0}); }, TensorSpec({Dim("N"), 3}, f32),
+                  TensorSpec({Dim("N"), 3}, f32));
+  EXPECT_EQ(roles(g), "exp:M multiply:F reduce_mean:A return:A");
+  for (int64_t n : {1, 17, 400})
+    expect_like_interpreter(g, {ramp({n, 3}, 0.02, -0.5), ramp({n, 3}, -0.03, 0.7)}, false);
+}
 #endif
 
 }  // namespace
