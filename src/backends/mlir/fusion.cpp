@@ -18,7 +18,8 @@
 // the reduction's own loop (Emitter::generic expands it), so a program's prediction and its loss are one loop.
 #include <algorithm>
 #include <cstdint>
-#include <unordered_map>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "backends/mlir/emitter.h"
@@ -31,7 +32,6 @@ namespace {
 // A fused loop's body grows no larger: LLVM's scheduling and register allocation grow faster than linearly
 // with a loop body.
 constexpr size_t kMaxLoopOps = 256;
-constexpr uint32_t kNone = UINT32_MAX;
 
 bool fusible(const Operation& op) {
   return op.num_results() == 1 && op.regions().empty() && !op.is_terminator() &&
