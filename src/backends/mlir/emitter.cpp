@@ -417,10 +417,8 @@ Val Emitter::generic(std::span<const Val> inputs, std::span<const std::string> i
     }
     fed[i] = {&it->second, fused_inputs(it->second)};
     for (const Value* v : fed[i].reads) {
-      auto val = env_.find(v);
-      if (val == env_.end()) throw InternalError("mlir: a fused loop reads a value that is not defined");
-      ins.push_back(val->second);
-      in_maps.push_back(compose(broadcast_map(val->second.type, inputs[i].type), input_maps[i]));
+      ins.push_back(value_of(v));
+      in_maps.push_back(compose(broadcast_map(ins.back().type, inputs[i].type), input_maps[i]));
     }
   }
   std::string maps, its, names, in_types;
@@ -500,6 +498,12 @@ Val Emitter::map(std::span<const Val> operands, const TensorType& result,
                  [&](Body& b, std::span<const Scalar> args) { return f(b, args.subspan(0, operands.size())); });
 }
 
+const Val& Emitter::value_of(const Value* v) const {
+  auto it = env_.find(v);
+  if (it == env_.end()) throw InternalError("mlir: a value is used before it is defined");
+  return it->second;
+}
+
 void Emitter::bind_symbol(const std::string& name, const Val& input, size_t axis) {
   symbols_.emplace(name, SymbolSource{input, axis});
 }
@@ -523,11 +527,7 @@ std::vector<Val> Emitter::lower_block(const Block& b, std::span<const Val> args)
       continue;
     }
     std::vector<Val> operands;
-    for (const Value* v : op.operands()) {
-      auto it = env_.find(v);
-      if (it == env_.end()) throw InternalError("mlir: a value is used before it is defined");
-      operands.push_back(it->second);
-    }
+    for (const Value* v : op.operands()) operands.push_back(value_of(v));
     if (op.is_terminator()) return operands;
     const Operation* saved = current_;
     current_ = &op;
@@ -549,12 +549,15 @@ void Emitter::fail(const Operation& op, const std::string& why) {
   throw BackendError("mlir: evoxc." + op.name() + " at " + op.location().to_string() + ": " + why);
 }
 
-void set_elementwise(Tables& t, const char* name, ScalarRule rule) {
+void set_elementwise(Tables& t, const char* name, ScalarRule rule, KeepsTensor keeps) {
   auto fn = rule.fn;
   t.scalar.set(name, std::move(rule));
-  t.ops.set(name, [fn = std::move(fn)](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    return {e.map(in, op.result(0)->type(), [&](Body& b, std::span<const Scalar> x) { return fn(b, op, x); })};
-  });
+  t.ops.set(name,
+            [fn = std::move(fn), keeps](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
+              const TensorType& r = op.result(0)->type();
+              if (keeps && keeps(op, in[0].type.dtype, r.dtype)) return {{in[0].name, r}};
+              return {e.map(in, r, [&](Body& b, std::span<const Scalar> x) { return fn(b, op, x); })};
+            });
 }
 
 const Tables& tables() {

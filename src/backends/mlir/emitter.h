@@ -65,8 +65,11 @@ struct Tables {
 const Tables& tables();
 inline const Table& rules() { return tables().ops; }
 inline const ScalarTable& scalar_rules() { return tables().scalar; }
-// Sets an elementwise op's scalar rule and, as its lowering, one linalg.generic of it (Emitter::map).
-void set_elementwise(Tables& t, const char* name, ScalarRule rule);
+// Whether a conversion from `from` to `to` keeps every element's bits, so that unfused it reuses its operand's tensor.
+using KeepsTensor = bool (*)(const Operation& op, DType from, DType to);
+// Sets an elementwise op's scalar rule and, as its lowering, one linalg.generic of it (Emitter::map), or the
+// operand's own tensor where `keeps` says the elements stay as they are.
+void set_elementwise(Tables& t, const char* name, ScalarRule rule, KeepsTensor keeps = nullptr);
 
 // "f32", "i1" (bool), "i8" (int8 and uint8: MLIR's integers are signless), "bf16".
 std::string element_type(DType t);
@@ -214,6 +217,8 @@ class Emitter {
   friend class Body;
   // One fused loop (fusion.cpp): `members` in block order, the last its root.
   Val lower_fused(std::span<const Operation* const> members);
+  // A lowered value's tensor; InternalError when `v` has none yet.
+  const Val& value_of(const Value* v) const;
   // The values `members` read from outside themselves, in first-read order.
   static std::vector<const Value*> fused_inputs(std::span<const Operation* const> members);
   // Writes `members`' scalar code into the current body, reading each outside value from `external`; returns the

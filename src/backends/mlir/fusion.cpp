@@ -157,22 +157,11 @@ Scalar Emitter::fused_body(std::span<const Operation* const> members, const PtrM
 }
 
 Val Emitter::lower_fused(std::span<const Operation* const> members) {
-  const TensorType& result = members.back()->result(0)->type();
   const std::vector<const Value*> reads = fused_inputs(members);
   std::vector<Val> inputs;
-  std::vector<std::string> maps;
-  for (const Value* v : reads) {
-    auto it = env_.find(v);
-    if (it == env_.end()) throw InternalError("mlir: a fused loop reads a value that is not defined");
-    inputs.push_back(it->second);
-    maps.push_back(broadcast_map(it->second.type, result));
-  }
-  size_t loops = result.shape.rank();
-  std::string dims;
-  for (size_t i = 0; i < loops; ++i) dims += (i ? ", d" : "d") + std::to_string(i);
-  std::vector<std::string> its(loops, "parallel");
-  Val init = empty(result);
-  return generic(inputs, maps, init, dims, its, [&](Body&, std::span<const Scalar> a) {
+  inputs.reserve(reads.size());
+  for (const Value* v : reads) inputs.push_back(value_of(v));
+  return map(inputs, members.back()->result(0)->type(), [&](Body&, std::span<const Scalar> a) {
     PtrMap<const Value*, Scalar> external;
     for (size_t i = 0; i < reads.size(); ++i) external[reads[i]] = a[i];
     return fused_body(members, external);

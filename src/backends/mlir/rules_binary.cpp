@@ -348,12 +348,16 @@ void add_comparisons(Tables& t) {
 // uint32 for bitcast_convert): the rule then writes no op at all.
 bool same_bits(DType a, DType b) { return element_type(a) == element_type(b) && is_float(a) == is_float(b); }
 
-// bitcast_convert's element: the same bits read as `to`.
-Scalar bitcast_element(Body& b, const Operation& op, const Scalar& x, DType to) {
-  DType from = x.dtype;
+// bitcast_convert between types of one width, neither bool (BackendError otherwise).
+void check_bitcast(const Operation& op, DType from, DType to) {
   if (size_of(from) != size_of(to) || from == DType::Bool || to == DType::Bool)
     Emitter::fail(op, "bitcast_convert needs two non-bool types of one width");
-  if (same_bits(from, to)) return {x.name, to};
+}
+
+// bitcast_convert's element: the same bits read as `to`.
+Scalar bitcast_element(Body& b, const Operation& op, const Scalar& x, DType to) {
+  check_bitcast(op, x.dtype, to);
+  if (same_bits(x.dtype, to)) return {x.name, to};
   return reinterpret(b, x, to);
 }
 
@@ -367,28 +371,20 @@ void add_other(Tables& t) {
       {[](Body& b, const Operation&, std::span<const Scalar> x) { return minimum(b, maximum(b, x[0], x[1]), x[2]); },
        true});
   // convert and bitcast_convert between types of one MLIR type reuse the tensor when they are not fused.
-  t.scalar.set("convert", {[](Body& b, const Operation& op, std::span<const Scalar> x) {
-                             return b.convert(x[0], result_type(op).dtype);
-                           },
-                           true});
-  t.ops.set("convert", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    const TensorType& r = result_type(op);
-    // int -> int of one width keeps the bits: the tensor is reused
-    if (is_int(in[0].type.dtype) && is_int(r.dtype) && same_bits(in[0].type.dtype, r.dtype)) return {{in[0].name, r}};
-    return {e.map(in, r, [&](Body& b, std::span<const Scalar> x) { return b.convert(x[0], r.dtype); })};
-  });
-  t.scalar.set("bitcast_convert", {[](Body& b, const Operation& op, std::span<const Scalar> x) {
-                                     return bitcast_element(b, op, x[0], result_type(op).dtype);
-                                   },
-                                   true});
-  t.ops.set("bitcast_convert", [](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    const TensorType& r = result_type(op);
-    DType from = in[0].type.dtype;
-    if (size_of(from) != size_of(r.dtype) || from == DType::Bool || r.dtype == DType::Bool)
-      Emitter::fail(op, "bitcast_convert needs two non-bool types of one width");
-    if (same_bits(from, r.dtype)) return {{in[0].name, r}};
-    return {e.map(in, r, [&](Body& b, std::span<const Scalar> x) { return bitcast_element(b, op, x[0], r.dtype); })};
-  });
+  set_elementwise(
+      t, "convert",
+      {[](Body& b, const Operation& op, std::span<const Scalar> x) { return b.convert(x[0], result_type(op).dtype); },
+       true},
+      [](const Operation&, DType from, DType to) { return is_int(from) && is_int(to) && same_bits(from, to); });
+  set_elementwise(t, "bitcast_convert",
+                  {[](Body& b, const Operation& op, std::span<const Scalar> x) {
+                     return bitcast_element(b, op, x[0], result_type(op).dtype);
+                   },
+                   true},
+                  [](const Operation& op, DType from, DType to) {
+                    check_bitcast(op, from, to);  // before any loop is written
+                    return same_bits(from, to);
+                  });
 }
 
 }  // namespace
