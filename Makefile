@@ -17,7 +17,12 @@ $(VENV)/.base-stamp: requirements.txt
 	$(PY) -m pip install -q -r requirements.txt
 	@touch $@
 
-venv: $(VENV)/.base-stamp
+# The PJRT C API header the xla backend builds against (from a PyPI wheel; scripts/fetch-pjrt-headers.sh).
+$(VENV)/.pjrt-stamp: scripts/fetch-pjrt-headers.sh $(VENV)/.base-stamp
+	bash scripts/fetch-pjrt-headers.sh $(VENV)
+	@touch $@
+
+venv: $(VENV)/.base-stamp $(VENV)/.pjrt-stamp
 
 $(VENV)/.bench-stamp: requirements-bench.txt $(VENV)/.base-stamp
 	$(PY) -m pip install -q -r requirements-bench.txt

@@ -18,6 +18,9 @@
 #include <sstream>
 
 #include "evoxc/core/file_io.h"
+#if EVOXC_HAS_XLA
+#include "evoxc/backends/xla.h"
+#endif
 #include "evoxc/core/limits.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/io/npy.h"
@@ -355,6 +358,24 @@ void cmd_devices(std::ostream& out) {
   out << "devices:\n";
   for (const Device& d : devices()) out << "  " << d.to_string() << "\n";
   cmd_backends(out);
+#if EVOXC_HAS_XLA
+  // The xla backend's plugins: what discovery finds, why a candidate was rejected, which one loads.
+  out << "xla plugins (PJRT C API " << xla::header_api_version().first << "." << xla::header_api_version().second
+      << " headers):\n";
+  std::vector<xla::Candidate> found = xla::discover();
+  if (found.empty()) out << "  none found (set EVOXC_PJRT_PLUGIN, or EVOXC_PJRT_PLUGIN_PATH to a site-packages)\n";
+  for (const xla::Candidate& c : found)
+    out << "  " << c.path << " (" << c.platform << ")" << (c.rejected.empty() ? "" : ": rejected, " + c.rejected)
+        << "\n";
+  std::string why;
+  if (xla::available(&why)) {
+    const xla::PluginInfo& p = xla::plugin_info();
+    out << "  loaded: " << p.path << ", platform " << p.platform << " " << p.platform_version << ", PJRT "
+        << p.api_major << "." << p.api_minor << ", " << p.devices.size() << " device(s)\n";
+  } else {
+    out << "  none loads: " << why << "\n";
+  }
+#endif
 }
 
 void cmd_backends(std::ostream& out) {

@@ -37,6 +37,8 @@ from . import numpy  # noqa: E402,F401
 from . import gp  # noqa: E402,F401
 from ._api import BatchReport, SwitchRecord  # noqa: E402,F401
 from ._backends import backends  # noqa: E402,F401  (a namespace: evoxc.backends.stablehlo.export, .available())
+from . import xla  # noqa: E402,F401  (the xla backend's PJRT plugin: evoxc.xla.plugin_info(), .discover())
+from .xla import initialize  # noqa: E402,F401  (the seed's spelling: evoxc.initialize(platform=..., path=...))
 
 Error = EvoxcError
 

@@ -20,4 +20,5 @@ NB_MODULE(_core, m) {
   bind_ops_structure(m);
   bind_ops_indexing(m);
   bind_gp(m);
+  bind_xla(m);
 }

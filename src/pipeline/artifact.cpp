@@ -22,6 +22,7 @@ struct CompiledArtifact::State {
   std::once_flag hash_once;
   std::string hash;
   std::vector<StageTime> stages;
+  std::shared_ptr<const void> native;
 };
 
 namespace {
@@ -42,9 +43,10 @@ constexpr std::string_view kArtifactMagic = "EVOXCARTIFACT\n";
 }  // namespace
 
 CompiledArtifact::CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write,
-                                   std::vector<StageTime> stages)
+                                   std::vector<StageTime> stages, std::shared_ptr<const void> native)
     : state_(std::make_shared<State>()) {
   state_->stages = std::move(stages);
+  state_->native = std::move(native);
   if (!write) throw InternalError("CompiledArtifact: backend '" + header.backend + "' gave no payload writer");
   state_->header = std::move(header);
   state_->graph = std::move(graph);
@@ -64,6 +66,7 @@ const std::string& CompiledArtifact::options() const { return state_->header.opt
 const ArtifactHeader& CompiledArtifact::header() const { return state_->header; }
 const Graph& CompiledArtifact::graph() const { return state_->graph; }
 const std::vector<StageTime>& CompiledArtifact::stage_times() const { return state_->stages; }
+const std::shared_ptr<const void>& CompiledArtifact::native() const { return state_->native; }
 
 const std::string& CompiledArtifact::payload() const {
   State& s = *state_;

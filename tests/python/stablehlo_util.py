@@ -15,6 +15,7 @@ from jax._src.lib.mlir import ir  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 import evoxc  # noqa: E402
+from compare_util import TOLERANCE, assert_same, random_input  # noqa: E402,F401  (re-exported to the tests)
 
 _BACKEND = xla_bridge.get_backend("cpu")
 
@@ -42,36 +43,6 @@ def xla_run(text, inputs, strict=False):
     bufs = [jax.device_put(np.asarray(x)) for x in inputs]
     outs = exe.execute_sharded(bufs).disassemble_into_single_device_arrays()
     return [np.asarray(o[0]) for o in outs]
-
-
-TOLERANCE = {"float64": (1e-12, 1e-300), "float32": (2e-5, 1e-6), "float16": (2e-3, 1e-4), "bfloat16": (2e-2, 1e-3)}
-
-
-def assert_same(got, want, what):
-    """Integers, bools and comparisons exactly; floats within the dtype's tolerance (NaN where NaN)."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
-    name = str(want.dtype)
-    if name not in TOLERANCE:
-        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs {want.dtype}"
-        np.testing.assert_array_equal(got, want, err_msg=what)
-        return
-    rtol, atol = TOLERANCE[name]
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-
-
-def random_input(spec_shape, dtype_name, rng):
-    shape = tuple(int(d) for d in spec_shape)
-    if dtype_name == "bool":
-        return rng.integers(0, 2, shape).astype(np.bool_)
-    if dtype_name.startswith("int") or dtype_name.startswith("uint"):
-        info = np.iinfo(np.dtype(dtype_name))
-        lo, hi = max(info.min, -20), min(info.max, 20)
-        return rng.integers(lo, hi + 1, shape).astype(dtype_name)
-    if dtype_name == "bfloat16":
-        return (rng.standard_normal(shape) * 2).astype(np.float32)  # converted by evoxc.tensor
-    return (rng.standard_normal(shape) * 2).astype(dtype_name)
 
 
 def static_main(text, arrays):

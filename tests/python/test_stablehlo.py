@@ -10,18 +10,7 @@ import pytest
 from stablehlo_util import check_graph, random_input, verify_text, xla_run  # noqa: F401  (skips without jax)
 
 import evoxc
-
-# bfloat16 is left out: numpy has no bfloat16 to exchange inputs and outputs with (.numpy() refuses it).
-DTYPES = {
-    "any": ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
-            "float64"],
-    "numeric": ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
-                "float64"],
-    "float": ["float16", "float32", "float64"],
-    "int": ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"],
-    "int or bool": ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"],
-    "bool": ["bool"],
-}
+from compare_util import DTYPES
 
 CASES = [(name, dt) for (name, _cat, cls, regions) in evoxc._core._op_catalogue() if regions == 0
          for dt in DTYPES[cls]]

@@ -186,8 +186,11 @@ class CompiledArtifact {
 
   // Serialises the backend's compiled program; `graph` is the artifact's graph.
   using PayloadWriter = std::function<std::string(const Graph& graph)>;
-  // In memory: the payload is written by `write` on first use; `stages` is where the compile spent its time.
-  CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write, std::vector<StageTime> stages = {});
+  // In memory: the payload is written by `write` on first use; `stages` is where the compile spent its time;
+  // `native` is the compiled program in the backend's own in-memory form (for xla, the plugin's loaded executable),
+  // so that load() of this artifact uses it instead of reading the payload back.
+  CompiledArtifact(ArtifactHeader header, Graph graph, PayloadWriter write, std::vector<StageTime> stages = {},
+                   std::shared_ptr<const void> native = nullptr);
   // Read back from bytes: the payload is known.
   CompiledArtifact(ArtifactHeader header, Graph graph, std::string payload);
 
@@ -202,6 +205,9 @@ class CompiledArtifact {
   // Where the compile that made this artifact spent its time, stage by stage, in order (empty for an
   // artifact read back from bytes or a file, and for backends that do not time their stages).
   const std::vector<StageTime>& stage_times() const;
+  // The backend's in-memory compiled program given at compile (null for an artifact read back from bytes or a file):
+  // only the backend that made it knows its type.
+  const std::shared_ptr<const void>& native() const;
 
   // .evoxcartifact: a magic line, one JSON header line, then the payload. save() writes
   // atomically. load()/from_bytes() raise PersistenceError on a wrong magic, version, ABI,

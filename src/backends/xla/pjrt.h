@@ -1,0 +1,56 @@
+// The PJRT C API plugin the xla backend drives: the loaded library, its client and devices, and the calls' error
+// handling. Only src/backends/xla/ includes the PJRT header.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "evoxc/backends/xla.h"
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+namespace evoxc::xla_backend {
+
+class Plugin {
+ public:
+  // The process's plugin, loaded on first use (discovery: evoxc/backends/xla.h). BackendError when none loads.
+  static const Plugin& get();
+
+  const PJRT_Api* api() const { return api_; }
+  PJRT_Client* client() const { return client_; }
+  const xla::PluginInfo& info() const { return info_; }
+  // The addressable device `index`; DeviceError when the plugin has no such device.
+  PJRT_Device* device(int index) const;
+  int num_devices() const { return static_cast<int>(devices_.size()); }
+  // Whether buffers live in host memory (the CPU platform): inputs then alias the caller's memory and
+  // outputs are read in place.
+  bool host_memory() const { return info_.platform == "cpu"; }
+
+  // BackendError "xla: <what>: <the plugin's message>" when `e` is an error (which is destroyed).
+  void check(PJRT_Error* e, std::string_view what) const;
+  // Waits for `event` and destroys it; BackendError when it completed with an error.
+  void await(PJRT_Event* event, std::string_view what) const;
+  void destroy(PJRT_Buffer* buffer) const noexcept;
+  void destroy(PJRT_Event* event) const noexcept;
+
+  // Loads a plugin library (the one-plugin rule is the caller's). BackendError naming the path and the reason.
+  Plugin(const std::string& path, const xla::InitOptions& options);
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+ private:
+  const PJRT_Api* api_ = nullptr;
+  PJRT_Client* client_ = nullptr;
+  std::vector<PJRT_Device*> devices_;
+  xla::PluginInfo info_;
+};
+
+// PJRT's args structs: zeroed, with their struct_size.
+template <typename Args>
+Args args(size_t struct_size) {
+  Args a{};
+  a.struct_size = struct_size;
+  return a;
+}
+
+}  // namespace evoxc::xla_backend
