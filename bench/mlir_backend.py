@@ -1,7 +1,8 @@
-"""The mlir backend against the peers a user would pick instead, in one run: numpy, PyTorch eager, torch.compile,
-jax.jit, and evoxc's own interpreter, on the issue's workloads: tanh(a*b+a) over 2^20 float32, sum(axis=1) of a
-1024x1024 float32, the seed's merged 32-program population (per evaluation and its compile time), and the GP
-population of bench/gp_population.py against Operon. Ratios are peer time / evoxc-mlir time (above 1: mlir faster).
+"""The compiling backends (mlir, and xla through its PJRT plugin when one loads) against the peers a user would pick
+instead, in one run: numpy, PyTorch eager, torch.compile, jax.jit, and evoxc's own interpreter, on the issues'
+workloads: tanh(a*b+a) over 2^20 float32, sum(axis=1) of a 1024x1024 float32, matmul 512x512, the seed's merged
+32-program population (per evaluation and its compile time), the GP population of bench/gp_population.py against
+Operon, and the host cost of one call of a small program (a + b on f32[4]). Ratios are times over evoxc-mlir's.
 
 Usage: .venv/bin/python bench/mlir_backend.py [--quick]"""
 
@@ -35,6 +36,10 @@ def fmt(s):
     return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.3f} ms"
 
 
+XLA = evoxc.xla.available()[0]
+BACKENDS = ("interp", "mlir") + (("xla",) if XLA else ())
+
+
 def kernels(batch_s, reps):
     rng = np.random.default_rng(0)
     a = rng.random(1 << 20, dtype=np.float32) - 0.5
@@ -57,7 +62,7 @@ def kernels(batch_s, reps):
         specs = [TensorSpec(x.shape, evoxc.float32) for x in arrays]
         ts = [evoxc.tensor(x) for x in arrays]
         g = evoxc.trace(fn, *specs)
-        for backend in ("interp", "mlir"):
+        for backend in BACKENDS:
             exe = evoxc.build(g, backend=backend)
             np.testing.assert_allclose(evoxc.run(exe, *ts).numpy(), ref(np, *arrays), rtol=2e-5, atol=2e-4)
             r["evoxc " + backend] = native(exe, ts, reps)
@@ -144,6 +149,14 @@ def gp(reps):
         np.max(np.abs(got[fin] - ref[fin]) / np.maximum(np.abs(ref[fin]), 1e-6)))
     out["eval merged mlir"] = native(exe, args, reps)
     out["eval merged interp"] = native(evoxc.build(merged), args, reps)
+    if XLA:
+        t0 = time.perf_counter()
+        exe_x = evoxc.load(evoxc.compile(evoxc.lower(merged, "xla")))
+        out["compile merged GP population (xla)"] = time.perf_counter() - t0
+        gx = evoxc.run(exe_x, *args).numpy()
+        out["max rel diff xla vs interpreter (finite)"] = float(
+            np.max(np.abs(gx[fin] - ref[fin]) / np.maximum(np.abs(ref[fin]), 1e-6)))
+        out["eval merged xla"] = native(exe_x, args, reps)
     try:
         import pyoperon as op
         ds = op.Dataset(np.asfortranarray(X.T))
@@ -158,6 +171,27 @@ def gp(reps):
             out[f"{n} evaluations, Operon 2 thr"] = n * out["Operon EvaluateTrees+MSE 2 thr"]
     except Exception as e:  # noqa: BLE001
         print(f"[Operon: {type(e).__name__}: {e}]", file=sys.stderr)
+    return out
+
+
+def host_cost(reps):
+    """One call of a + b on f32[4]: the host's cost per call, from C++ (the native entry) and from Python (run)."""
+    g = evoxc.trace(lambda a, b: a + b, TensorSpec((4,)), TensorSpec((4,)))
+    x = evoxc.tensor(np.ones(4, np.float32))
+    y = evoxc.tensor(np.full(4, 2.0, np.float32))
+    out = {}
+    for backend in BACKENDS:
+        exe = evoxc.build(g, backend=backend)
+        out[f"evoxc {backend}: C++ execute"] = native(exe, (x, y), reps)
+        out[f"evoxc {backend}: Python run"] = time_call(lambda: evoxc.run(exe, x, y), 0.05, reps)
+    try:
+        import jax
+        f = jax.jit(lambda a, b: a + b)
+        ja, jb = jax.device_put(np.ones(4, np.float32)), jax.device_put(np.full(4, 2.0, np.float32))
+        f(ja, jb).block_until_ready()
+        out["jax.jit dispatch + block_until_ready"] = time_call(lambda: f(ja, jb).block_until_ready(), 0.05, reps)
+    except Exception as e:  # noqa: BLE001
+        print(f"[jax: {type(e).__name__}: {e}]", file=sys.stderr)
     return out
 
 
@@ -194,6 +228,9 @@ def main():
     print("\nGP population: 500 trees x 17 nodes, 1024 cases, merged (switch_ops=True, bands='auto'), mlir at O2")
     for k, v in gp(reps).items():
         print(f"  {k:40} {fmt(v) if isinstance(v, float) and 'diff' not in k else v}")
+    print("\nhost cost of one call of a + b on f32[4] (build/bin/bench_xla_call compares xla with raw PJRT calls)")
+    for k, v in host_cost(reps).items():
+        print(f"  {k:40} {fmt(v)}")
     print("\ndisk cache (EVOXC_CACHE_DIR-style directory, two processes)")
     for k, v in disk_cache().items():
         print(f"  {k:48} {fmt(v) if isinstance(v, float) else v}")

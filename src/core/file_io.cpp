@@ -18,7 +18,7 @@
 
 namespace evoxc {
 
-void write_file_atomic(const std::string& path, std::string_view data) {
+void write_file_atomic(const std::string& path, std::string_view data, unsigned mode) {
   auto fail = [&](const std::string& why) { throw PersistenceError("cannot write '" + path + "': " + why); };
   // The temporary lives beside the target (same file system, so the rename is atomic). Its name
   // holds the pid and a process-wide counter, and O_EXCL guards against any leftover, so two
@@ -36,7 +36,7 @@ void write_file_atomic(const std::string& path, std::string_view data) {
   for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
     tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp." + std::to_string(::getpid()) + "." +
           std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
     if (fd < 0 && errno != EEXIST) fail(std::strerror(errno));
   }
   if (fd < 0) fail("no free temporary name beside it");
@@ -64,13 +64,16 @@ void write_file_atomic(const std::string& path, std::string_view data) {
   }
 }
 
-std::string read_file(const std::string& path, uint64_t max_bytes) {
+namespace {
+
+std::string read_file_impl(const std::string& path, uint64_t max_bytes, bool private_only) {
   if (max_bytes == 0) max_bytes = max_file_bytes();
   auto fail = [&](const std::string& why) -> PersistenceError {
     return PersistenceError("cannot read '" + path + "': " + why);
   };
   // O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (private_only ? O_NOFOLLOW : 0));
+  if (fd < 0 && private_only && errno == ELOOP) throw fail("it is a symbolic link, refused for a private file");
   if (fd < 0) throw fail(errno == ENOENT ? std::string("the file does not exist") : std::strerror(errno));
   struct Closer {
     int fd;
@@ -86,6 +89,15 @@ std::string read_file(const std::string& path, uint64_t max_bytes) {
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "a special file";
     throw fail(std::string("not a regular file (it is ") + what + ")");
+  }
+  if (private_only && st.st_uid != ::geteuid())
+    throw fail("it is owned by user id " + std::to_string(st.st_uid) + ", not by this user (" +
+               std::to_string(::geteuid()) + "); refused: its content would run as this user's own");
+  if (private_only && (st.st_mode & 022) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw fail(std::string("it is writable by its group or others (mode ") + mode +
+               "); refused: anyone could have changed it. Delete it (or chmod go-w) to use it again");
   }
   auto too_big = [&](uint64_t n) {
     return fail("the file has " + std::to_string(n) + " bytes, more than the limit of " + std::to_string(max_bytes) +
@@ -113,6 +125,14 @@ std::string read_file(const std::string& path, uint64_t max_bytes) {
   if (got > max_bytes) throw too_big(got);
   out.resize(got);
   return out;
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path, uint64_t max_bytes) { return read_file_impl(path, max_bytes, false); }
+
+std::string read_private_file(const std::string& path, uint64_t max_bytes) {
+  return read_file_impl(path, max_bytes, true);
 }
 
 }  // namespace evoxc

@@ -1,6 +1,11 @@
 // CompileCache (an LRU of Executables keyed before tracing) and DiskCache (compiled artifacts on disk).
 #include "evoxc/pipeline/cache.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -199,23 +204,52 @@ CompiledArtifact DiskCache::compile(const LoweredProgram& lowered, const Compile
   return a;
 }
 
-std::optional<CompiledArtifact> DiskCache::find_at(const std::string& p) const {
+// The cache directory holds code this process will run: it must be this user's and writable by no one else (an
+// entry planted by another user would run as ours). Created 0700; an existing one owned by another user or
+// writable by others is refused (never chmod-ed: it may be a directory the user shares on purpose).
+void DiskCache::check_dir(bool create) const {
   std::error_code ec;
-  if (!std::filesystem::exists(p, ec)) return std::nullopt;
+  if (create && !std::filesystem::exists(dir_, ec)) {
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) throw PersistenceError("DiskCache: cannot create " + dir_ + ": " + ec.message());
+    ::chmod(dir_.c_str(), 0700);
+  }
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) != 0) {
+    if (!create && errno == ENOENT) return;  // no directory, no entries
+    throw PersistenceError("DiskCache: cannot use " + dir_ + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) throw PersistenceError("DiskCache: " + dir_ + " is not a directory");
+  if (st.st_uid != ::geteuid())
+    throw PersistenceError("DiskCache: the cache directory " + dir_ + " is owned by user id " +
+                           std::to_string(st.st_uid) + ", not by this user; refused (its entries are code that "
+                           "would run as this user): set EVOXC_CACHE_DIR to a directory of your own");
+  if ((st.st_mode & 022) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw PersistenceError("DiskCache: the cache directory " + dir_ + " is writable by its group or others (mode " +
+                           mode + "); refused (anyone could plant code in it): chmod 700 it, or set "
+                           "EVOXC_CACHE_DIR to a private directory");
+  }
+}
+
+std::optional<CompiledArtifact> DiskCache::find_at(const std::string& p) const {
+  check_dir(false);
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(p, ec))) return std::nullopt;
   try {
-    return CompiledArtifact::load(p);
+    // An entry must be this user's and writable by no one else (read_private_file checks the opened file).
+    return CompiledArtifact::from_bytes(read_private_file(p), p);
   } catch (const PersistenceError& e) {
     // Never a silent recompile over a bad entry: say which file, and how to recover.
-    throw PersistenceError("DiskCache: the entry " + p + " cannot be read (" + e.what() +
+    throw PersistenceError("DiskCache: the entry " + p + " cannot be used (" + e.what() +
                            "); delete it to have it compiled again");
   }
 }
 
 void DiskCache::store_at(const std::string& p, const CompiledArtifact& artifact) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) throw PersistenceError("DiskCache: cannot create " + dir_ + ": " + ec.message());
-  artifact.save(p);
+  check_dir(true);
+  write_file_atomic(p, artifact.to_bytes(), 0600);
 }
 
 }  // namespace evoxc

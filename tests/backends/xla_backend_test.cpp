@@ -220,9 +220,13 @@ TEST(XlaBackend, MustFail) {
   std::vector<Tensor> out(1);
   EXPECT_THROW(x.execute(std::vector<Tensor>{Tensor::zeros({5}, f32)}, out), ValidationError);
   EXPECT_THROW(x.execute(std::vector<Tensor>{Tensor::zeros({4}, f64)}, out), ValidationError);
-  // A device the plugin does not have.
-  EXPECT_THROW(load(compile(lower(trace([](ST a) { return a; }, TensorSpec({4}, f32)), "xla")), Device::cpu(999)),
-               DeviceError);
+  // A device the plugin does not have, one it has that is not device 0, and another kind than its platform's.
+  CompiledArtifact id = compile(lower(trace([](ST a) { return a; }, TensorSpec({4}, f32)), "xla"));
+  EXPECT_THROW(load(id, Device::cpu(999)), DeviceError);
+  if (xla::plugin_info().devices.size() > 1) {
+    EXPECT_THROW(load(id, Device::cpu(1)), DeviceError);
+  }
+  EXPECT_THROW(load(id, Device(Device::Kind::Cuda, 0)), DeviceError);
   // One plugin per process: initialize after the first use.
   try {
     xla::initialize({"cpu", "", {}});

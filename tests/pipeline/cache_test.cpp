@@ -109,6 +109,44 @@ TEST(DiskCache, CorruptedEntryIsAPersistenceErrorNamingTheFile) {
   test::expect_error<PersistenceError>([&] { cache.find(lowered, {}); }, "delete it");
 }
 
+// Entries are code that will run: the directory is private, entries are this user's alone, and anything another
+// user could have written is refused, never loaded.
+TEST(DiskCache, PrivateDirectoryAndEntriesAndRefusalsOfWhatOthersCouldWrite) {
+  std::string dir = temp_dir("private") + "/sub";
+  Graph g = trace([](const SymbolicTensor& x) { return cos(x); }, TensorSpec(Shape{4}, DType::F32));
+  LoweredProgram lowered = lower(g);
+  DiskCache cache(dir);
+  cache.compile(lowered);
+  std::string p = cache.path(cache.key(lowered, {}));
+  namespace fs = std::filesystem;
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(fs::status(p).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_TRUE(cache.find(lowered, {}).has_value());
+
+  fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::group_write |
+                         fs::perms::others_read | fs::perms::others_write);
+  test::expect_error<PersistenceError>([&] { cache.find(lowered, {}); }, "writable by its group or others (mode 0666)");
+  bool hit = true;
+  test::expect_error<PersistenceError>([&] { cache.compile(lowered, {}, &hit); }, "delete it");
+  fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write);
+  ASSERT_TRUE(cache.find(lowered, {}).has_value());
+
+  fs::permissions(dir, fs::perms::all);
+  test::expect_error<PersistenceError>([&] { cache.find(lowered, {}); }, "directory " + dir +
+                                                                              " is writable by its group or others");
+  test::expect_error<PersistenceError>([&] { cache.store(lowered, {}, compile(lowered)); }, "chmod 700");
+  fs::permissions(dir, fs::perms::owner_all);
+
+  // An entry that is a symbolic link (to a file anyone could have written) is refused too.
+  std::string elsewhere = temp_dir("private_target");
+  fs::create_directories(elsewhere);
+  elsewhere += "/entry";
+  fs::copy_file(p, elsewhere);
+  fs::remove(p);
+  fs::create_symlink(elsewhere, p);
+  test::expect_error<PersistenceError>([&] { cache.find(lowered, {}); }, "symbolic link");
+}
+
 TEST(DiskCache, TwoProcessesFillingOneKeyLeaveAValidEntry) {
   std::string dir = temp_dir("race");
   Graph g = trace([](const SymbolicTensor& x) { return sin(multiply(x, 3.0)); }, TensorSpec(Shape{8}, DType::F32));

@@ -643,3 +643,25 @@ def test_disk_cache_shared_between_processes(tmp_path):
     assert runs[0][1:-1] == runs[1][1:-1]
     assert len(list(tmp_path.iterdir())) == 1
     assert "features" in evoxc.DiskCache.host_cpu()
+
+
+def test_disk_cache_is_private_and_refuses_what_others_could_write(tmp_path):
+    # The seed's cache rule, tried as a user would: a directory or an entry others could write is never loaded.
+    import stat
+    d = tmp_path / "cache"
+    g = evoxc.trace(lambda x: evoxc.sin(x) * 3.0, evoxc.TensorSpec((4,)))
+    cache = evoxc.DiskCache(str(d))
+    art, hit = cache.compile(evoxc.lower(g))
+    assert not hit
+    (entry,) = list(d.iterdir())
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600
+    os.chmod(d, 0o777)
+    with pytest.raises(evoxc.PersistenceError, match="writable by its group or others"):
+        cache.compile(evoxc.lower(g))
+    os.chmod(d, 0o700)
+    os.chmod(entry, 0o666)
+    with pytest.raises(evoxc.PersistenceError, match="mode 0666"):
+        cache.compile(evoxc.lower(g))
+    os.chmod(entry, 0o600)
+    assert cache.compile(evoxc.lower(g))[1]

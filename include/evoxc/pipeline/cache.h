@@ -46,7 +46,10 @@ Executable build_cached(CompileCache& cache, const std::string& function_id, con
                         const std::vector<TraceArg>& args, const BuildOptions& options = {});
 
 // Compiled artifacts on disk, keyed by a hash of the lowered program's text, the compile options,
-// the backend and this host's CPU, so a second process reuses what the first compiled. Entries
+// the backend and this host's CPU, so a second process reuses what the first compiled. An entry is
+// code that will run: the directory is created 0700 and entries 0600; a directory or an entry owned by
+// another user or writable by group or others (or an entry that is a symbolic link) is refused with a
+// PersistenceError saying why, never loaded. Entries
 // are .evoxcartifact files written atomically (a killed process never leaves a torn entry; two
 // processes filling the same key write the same bytes and the last rename wins); a corrupted
 // entry is a PersistenceError from the artifact reader, never a crash.
@@ -69,6 +72,7 @@ class DiskCache {
   static const std::string& host_cpu();
 
  private:
+  void check_dir(bool create) const;
   std::optional<CompiledArtifact> find_at(const std::string& path) const;
   void store_at(const std::string& path, const CompiledArtifact& artifact) const;
   std::string dir_;

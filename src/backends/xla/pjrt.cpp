@@ -197,8 +197,7 @@ PJRT_Device* Plugin::device(int index) const {
   return devices_[static_cast<size_t>(index)];
 }
 
-void Plugin::check(PJRT_Error* e, std::string_view what) const {
-  if (!e) return;
+void Plugin::fail(PJRT_Error* e, std::string_view what, int64_t index) const {
   auto m = args<PJRT_Error_Message_Args>(PJRT_Error_Message_Args_STRUCT_SIZE);
   m.error = e;
   api_->PJRT_Error_Message(&m);
@@ -206,15 +205,16 @@ void Plugin::check(PJRT_Error* e, std::string_view what) const {
   auto d = args<PJRT_Error_Destroy_Args>(PJRT_Error_Destroy_Args_STRUCT_SIZE);
   d.error = e;
   api_->PJRT_Error_Destroy(&d);
-  throw BackendError("xla: " + std::string(what) + ": " + message);
+  throw BackendError("xla: " + std::string(what) + (index >= 0 ? " " + std::to_string(index) : std::string()) + ": " +
+                     message);
 }
 
-void Plugin::await(PJRT_Event* event, std::string_view what) const {
+void Plugin::await(PJRT_Event* event, std::string_view what, int64_t index) const {
   auto a = args<PJRT_Event_Await_Args>(PJRT_Event_Await_Args_STRUCT_SIZE);
   a.event = event;
   PJRT_Error* e = api_->PJRT_Event_Await(&a);
   destroy(event);
-  check(e, what);
+  check(e, what, index);
 }
 
 void Plugin::destroy(PJRT_Buffer* buffer) const noexcept {

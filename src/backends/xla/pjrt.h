@@ -2,6 +2,7 @@
 // handling. Only src/backends/xla/ includes the PJRT header.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,10 +27,13 @@ class Plugin {
   // outputs are read in place.
   bool host_memory() const { return info_.platform == "cpu"; }
 
-  // BackendError "xla: <what>: <the plugin's message>" when `e` is an error (which is destroyed).
-  void check(PJRT_Error* e, std::string_view what) const;
+  // BackendError "xla: <what>[ <index>]: <the plugin's message>" when `e` is an error (which is destroyed). The
+  // message is built only then: the run path allocates nothing for it.
+  void check(PJRT_Error* e, std::string_view what, int64_t index = -1) const {
+    if (e) fail(e, what, index);
+  }
   // Waits for `event` and destroys it; BackendError when it completed with an error.
-  void await(PJRT_Event* event, std::string_view what) const;
+  void await(PJRT_Event* event, std::string_view what, int64_t index = -1) const;
   void destroy(PJRT_Buffer* buffer) const noexcept;
   void destroy(PJRT_Event* event) const noexcept;
 
@@ -39,6 +43,7 @@ class Plugin {
   Plugin& operator=(const Plugin&) = delete;
 
  private:
+  [[noreturn]] void fail(PJRT_Error* e, std::string_view what, int64_t index) const;
   const PJRT_Api* api_ = nullptr;
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
