@@ -4,40 +4,10 @@ import numpy as np
 import pytest
 
 import evoxc
+from compare_util import TOLERANCE, assert_same, random_input  # noqa: F401  (re-exported to the tests)
 
 if "mlir" not in evoxc.backends():
     pytest.skip("this build has no mlir backend (configured with -DEVOXC_MLIR=OFF)", allow_module_level=True)
-
-# Float tolerances (relative, absolute). float32 math runs MLIR's polynomial approximations (a few ULP);
-# 16-bit floats compute in float32 and round once, so they may differ by an ULP of their own; float64 math
-# calls libm where the interpreter uses SLEEF (both within an ULP or so).
-TOLERANCE = {"float64": (1e-12, 1e-300), "float32": (2e-5, 1e-6), "float16": (2e-3, 1e-4), "bfloat16": (2e-2, 1e-3)}
-
-
-def assert_same(got, want, what, tolerance=None):
-    """Integers, bools and comparisons exactly; floats within the dtype's tolerance (NaN where NaN)."""
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape, f"{what}: shape {got.shape} vs {want.shape}"
-    name = str(want.dtype)
-    if name not in TOLERANCE:
-        assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} vs {want.dtype}"
-        np.testing.assert_array_equal(got, want, err_msg=what)
-        return
-    rtol, atol = tolerance or TOLERANCE[name]
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-
-
-def random_input(spec_shape, dtype_name, rng):
-    shape = tuple(int(d) for d in spec_shape)
-    if dtype_name == "bool":
-        return rng.integers(0, 2, shape).astype(np.bool_)
-    if dtype_name.startswith("int") or dtype_name.startswith("uint"):
-        info = np.iinfo(np.dtype(dtype_name))
-        lo, hi = max(info.min, -20), min(info.max, 20)
-        return rng.integers(lo, hi + 1, shape).astype(dtype_name)
-    return (rng.standard_normal(shape) * 2).astype(dtype_name)
-
 
 def flat_outputs(out):
     if isinstance(out, (list, tuple)):

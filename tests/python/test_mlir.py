@@ -10,17 +10,7 @@ import pytest
 from mlir_util import check_graph, random_input  # skips the module without the mlir backend
 
 import evoxc
-
-DTYPES = {
-    "any": ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
-            "float64"],
-    "numeric": ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
-                "float64"],
-    "float": ["float16", "float32", "float64"],
-    "int": ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"],
-    "int or bool": ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"],
-    "bool": ["bool"],
-}
+from compare_util import DTYPES
 
 CASES = [(name, dt) for (name, _cat, cls, regions) in evoxc._core._op_catalogue() if regions == 0
          for dt in DTYPES[cls]]

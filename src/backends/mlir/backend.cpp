@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "backends/common/async_runtime.h"
+#include "backends/common/graph_payload.h"
 #include "backends/common/scratch_memory.h"
-#include "backends/interp/graph_codec.h"
 #include "backends/mlir/blas_runtime.h"
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
@@ -96,15 +96,6 @@ std::string enabled_features(const std::string& all) {
     pos = end + 1;
   }
   return out;
-}
-
-// payload: u64 length of the graph encoding, the graph encoding, the object code.
-std::string encode_payload(const Graph& g, const std::string& object) {
-  std::string graph = graph_codec::encode(g);
-  uint64_t n = graph.size();
-  std::string p(sizeof n, '\0');
-  std::memcpy(p.data(), &n, sizeof n);
-  return p + graph + object;
 }
 
 // The descriptors MLIR's C interface reads: {allocated, aligned, offset, sizes[R], strides[R]}.
@@ -266,18 +257,7 @@ class MlirBackend final : public Backend {
 
   CompiledArtifact deserialize(const ArtifactHeader& header, std::string payload) const override {
     check_cpu(header);
-    uint64_t n = 0;
-    if (payload.size() < sizeof n) throw PersistenceError("mlir: the payload is truncated");
-    std::memcpy(&n, payload.data(), sizeof n);
-    if (n > payload.size() - sizeof n) throw PersistenceError("mlir: the payload's graph length is out of range");
-    Graph g = graph_codec::decode(std::string_view(payload).substr(sizeof n, n));
-    try {
-      verify(g);
-      check_supported(g);
-    } catch (const Error& e) {
-      throw PersistenceError(std::string("mlir: the payload's graph does not verify: ") + e.what());
-    }
-    return CompiledArtifact(header, std::move(g), std::move(payload));
+    return graph_payload::read(*this, header, std::move(payload));
   }
 
  protected:
@@ -302,18 +282,15 @@ class MlirBackend final : public Backend {
     std::vector<StageTime> stages;
     for (auto& [stage, seconds] : times) stages.push_back({std::move(stage), seconds});
     return CompiledArtifact(
-        h, lowered.graph(), [object = std::move(object)](const Graph& g) { return encode_payload(g, object); },
+        h, lowered.graph(), [object = std::move(object)](const Graph& g) { return graph_payload::encode(g, object); },
         std::move(stages));
   }
 
   Executable load_artifact(const CompiledArtifact& artifact, Device device) const override {
     if (device.index != 0) throw DeviceError("mlir: runs on cpu:0 only, not " + device.to_string());
     check_cpu(artifact.header());
-    const std::string& p = artifact.payload();
-    uint64_t n = 0;
-    std::memcpy(&n, p.data(), sizeof n);
-    auto object = mlir_codegen::LoadedObject::load(p.substr(sizeof n + n), mlir_backend::runtime_symbols(),
-                                                   async_runtime::quiesce);
+    auto object = mlir_codegen::LoadedObject::load(std::string(graph_payload::blob(artifact.payload())),
+                                                   mlir_backend::runtime_symbols(), async_runtime::quiesce);
     return Executable(name(), device, artifact.graph(), std::make_shared<MlirExecutable>(artifact.graph(), object));
   }
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "backends/interp/graph_codec.h"
+#include "backends/common/graph_payload.h"
 #include "backends/stablehlo/emitter.h"
 #include "backends/xla/pjrt.h"
 #include "evoxc/backends/stablehlo.h"
@@ -68,11 +68,7 @@ class Compiled {
   ~Compiled() {
     auto d = args<PJRT_LoadedExecutable_Destroy_Args>(PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE);
     d.executable = exe_;
-    if (PJRT_Error* e = plugin_.api()->PJRT_LoadedExecutable_Destroy(&d)) {
-      auto ed = args<PJRT_Error_Destroy_Args>(PJRT_Error_Destroy_Args_STRUCT_SIZE);
-      ed.error = e;
-      plugin_.api()->PJRT_Error_Destroy(&ed);
-    }
+    plugin_.discard(plugin_.api()->PJRT_LoadedExecutable_Destroy(&d));
   }
   Compiled(const Compiled&) = delete;
   Compiled& operator=(const Compiled&) = delete;
@@ -102,15 +98,6 @@ class Compiled {
   const Plugin& plugin_;
   PJRT_LoadedExecutable* exe_;
 };
-
-// payload: u64 length of the graph encoding, the graph encoding, the plugin's serialised executable.
-std::string encode_payload(const Graph& g, const std::string& executable) {
-  std::string graph = graph_codec::encode(g);
-  uint64_t n = graph.size();
-  std::string p(sizeof n, '\0');
-  std::memcpy(p.data(), &n, sizeof n);
-  return p + graph + executable;
-}
 
 // The input and output buffers of one call, destroyed when it ends (whatever way).
 struct CallBuffers {
@@ -236,10 +223,7 @@ class XlaExecutable final : public ExecutableImpl {
     auto l = args<PJRT_Buffer_GetMemoryLayout_Args>(PJRT_Buffer_GetMemoryLayout_Args_STRUCT_SIZE);
     l.buffer = buf;
     if (PJRT_Error* e = plugin_.api()->PJRT_Buffer_GetMemoryLayout(&l)) {
-      try {
-        plugin_.check(e, "");
-      } catch (const BackendError&) {
-      }
+      plugin_.discard(e);  // no layout to read: the output is copied instead
       return false;
     }
     if (l.layout.type != PJRT_Buffer_MemoryLayout_Type_Tiled || l.layout.tiled.num_tiles != 0) return false;
@@ -283,18 +267,7 @@ class XlaBackend final : public Backend {
   XlaBackend() : Backend(xla_capabilities()) {}
 
   CompiledArtifact deserialize(const ArtifactHeader& header, std::string payload) const override {
-    uint64_t n = 0;
-    if (payload.size() < sizeof n) throw PersistenceError("xla: the payload is truncated");
-    std::memcpy(&n, payload.data(), sizeof n);
-    if (n > payload.size() - sizeof n) throw PersistenceError("xla: the payload's graph length is out of range");
-    Graph g = graph_codec::decode(std::string_view(payload).substr(sizeof n, n));
-    try {
-      verify(g);
-      check_supported(g);
-    } catch (const Error& e) {
-      throw PersistenceError(std::string("xla: the payload's graph does not verify: ") + e.what());
-    }
-    return CompiledArtifact(header, std::move(g), std::move(payload));
+    return graph_payload::read(*this, header, std::move(payload));
   }
 
  protected:
@@ -336,7 +309,7 @@ class XlaBackend final : public Backend {
     for (const auto& f : options.flags) opts += " " + f;
     ArtifactHeader h{name(), p.info().platform, std::move(opts), plugin_identity(p), ""};
     return CompiledArtifact(
-        h, lowered.graph(), [compiled](const Graph& g) { return encode_payload(g, compiled->serialize()); },
+        h, lowered.graph(), [compiled](const Graph& g) { return graph_payload::encode(g, compiled->serialize()); },
         std::move(stages), compiled);
   }
 
@@ -355,10 +328,7 @@ class XlaBackend final : public Backend {
       if (artifact.header().cpu != identity)
         throw PersistenceError("xla: the artifact was compiled by the plugin '" + artifact.header().cpu +
                                "', this process uses '" + identity + "'; compile it again here");
-      const std::string& payload = artifact.payload();
-      uint64_t n = 0;
-      std::memcpy(&n, payload.data(), sizeof n);
-      std::string_view exe = std::string_view(payload).substr(sizeof n + n);
+      std::string_view exe = graph_payload::blob(artifact.payload());
       auto l = args<PJRT_Executable_DeserializeAndLoad_Args>(PJRT_Executable_DeserializeAndLoad_Args_STRUCT_SIZE);
       l.client = p.client();
       l.serialized_executable = exe.data();

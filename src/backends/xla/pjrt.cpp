@@ -202,9 +202,7 @@ void Plugin::fail(PJRT_Error* e, std::string_view what, int64_t index) const {
   m.error = e;
   api_->PJRT_Error_Message(&m);
   std::string message(m.message, m.message_size);
-  auto d = args<PJRT_Error_Destroy_Args>(PJRT_Error_Destroy_Args_STRUCT_SIZE);
-  d.error = e;
-  api_->PJRT_Error_Destroy(&d);
+  discard(e);
   throw BackendError("xla: " + std::string(what) + (index >= 0 ? " " + std::to_string(index) : std::string()) + ": " +
                      message);
 }
@@ -217,26 +215,25 @@ void Plugin::await(PJRT_Event* event, std::string_view what, int64_t index) cons
   check(e, what, index);
 }
 
+void Plugin::discard(PJRT_Error* e) const noexcept {
+  if (!e) return;
+  auto d = args<PJRT_Error_Destroy_Args>(PJRT_Error_Destroy_Args_STRUCT_SIZE);
+  d.error = e;
+  api_->PJRT_Error_Destroy(&d);
+}
+
 void Plugin::destroy(PJRT_Buffer* buffer) const noexcept {
   if (!buffer) return;
   auto d = args<PJRT_Buffer_Destroy_Args>(PJRT_Buffer_Destroy_Args_STRUCT_SIZE);
   d.buffer = buffer;
-  if (PJRT_Error* e = api_->PJRT_Buffer_Destroy(&d)) {
-    auto ed = args<PJRT_Error_Destroy_Args>(PJRT_Error_Destroy_Args_STRUCT_SIZE);
-    ed.error = e;
-    api_->PJRT_Error_Destroy(&ed);
-  }
+  discard(api_->PJRT_Buffer_Destroy(&d));
 }
 
 void Plugin::destroy(PJRT_Event* event) const noexcept {
   if (!event) return;
   auto d = args<PJRT_Event_Destroy_Args>(PJRT_Event_Destroy_Args_STRUCT_SIZE);
   d.event = event;
-  if (PJRT_Error* e = api_->PJRT_Event_Destroy(&d)) {
-    auto ed = args<PJRT_Error_Destroy_Args>(PJRT_Error_Destroy_Args_STRUCT_SIZE);
-    ed.error = e;
-    api_->PJRT_Error_Destroy(&ed);
-  }
+  discard(api_->PJRT_Event_Destroy(&d));
 }
 
 const Plugin& Plugin::get() {

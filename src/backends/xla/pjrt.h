@@ -34,6 +34,8 @@ class Plugin {
   }
   // Waits for `event` and destroys it; BackendError when it completed with an error.
   void await(PJRT_Event* event, std::string_view what, int64_t index = -1) const;
+  // Destroys an error nobody needs (a failure while releasing something).
+  void discard(PJRT_Error* e) const noexcept;
   void destroy(PJRT_Buffer* buffer) const noexcept;
   void destroy(PJRT_Event* event) const noexcept;
 
