@@ -195,12 +195,12 @@ def host_cost(reps):
     return out
 
 
-def disk_cache():
-    """A second process finds the compiled object in the disk cache: its lookup + load time."""
+def disk_cache(backend="mlir"):
+    """A second process finds the compiled program in the disk cache: its lookup + load time."""
     code = (
         "import time,evoxc,sys\n"
         "g=evoxc.trace(lambda x: evoxc.tanh(x*x+x), evoxc.TensorSpec((1024,), evoxc.float32))\n"
-        "low=evoxc.lower(g,'mlir'); c=evoxc.DiskCache(sys.argv[1])\n"
+        f"low=evoxc.lower(g,'{backend}'); c=evoxc.DiskCache(sys.argv[1])\n"
         "t=time.perf_counter(); a,hit=c.compile(low); e=evoxc.load(a); print(hit, time.perf_counter()-t)\n")
     with tempfile.TemporaryDirectory() as d:
         runs = [subprocess.run([sys.executable, "-c", code, d], capture_output=True, text=True, check=True).stdout
@@ -231,9 +231,10 @@ def main():
     print("\nhost cost of one call of a + b on f32[4] (build/bin/bench_xla_call compares xla with raw PJRT calls)")
     for k, v in host_cost(reps).items():
         print(f"  {k:40} {fmt(v)}")
-    print("\ndisk cache (EVOXC_CACHE_DIR-style directory, two processes)")
-    for k, v in disk_cache().items():
-        print(f"  {k:48} {fmt(v) if isinstance(v, float) else v}")
+    for backend in BACKENDS[1:]:
+        print(f"\ndisk cache, {backend} (EVOXC_CACHE_DIR-style directory, two processes)")
+        for k, v in disk_cache(backend).items():
+            print(f"  {k:48} {fmt(v) if isinstance(v, float) else v}")
 
 
 if __name__ == "__main__":

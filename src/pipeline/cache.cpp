@@ -170,6 +170,7 @@ DiskCache::DiskCache(std::string dir) : dir_(std::move(dir)) {
 std::string DiskCache::key(const LoweredProgram& lowered, const CompileOptions& options) const {
   std::string k;
   field(k, lowered.backend());
+  field(k, get_backend(lowered.backend()).identity());
   field(k, host_cpu());
   field(k, std::to_string(CompiledArtifact::kFormatVersion) + "." + std::to_string(CompiledArtifact::kAbi));
   auto [level, source] = options.resolve_opt_level();

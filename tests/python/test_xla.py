@@ -147,3 +147,19 @@ def test_symbolic_graph_is_refused_with_the_remedy():
     g = evoxc.trace(lambda x: x * 2.0, evoxc.TensorSpec((evoxc.Dim("N"),)))
     with pytest.raises(evoxc.BackendError, match="symbolic"):
         evoxc.lower(g, "xla")
+
+
+def test_disk_cache_second_process_loads_instead_of_compiling(tmp_path):
+    # Executables in EVOXC_CACHE_DIR-style storage, keyed with the plugin's identity: the second process hits.
+    code = ("import sys, time, evoxc, numpy as np\n"
+            "g = evoxc.trace(lambda x: evoxc.tanh(x * x + x), evoxc.TensorSpec((64,)))\n"
+            "t = time.perf_counter()\n"
+            "art, hit = evoxc.DiskCache(sys.argv[1]).compile(evoxc.lower(g, 'xla'))\n"
+            "exe = evoxc.load(art)\n"
+            "print(hit, float(evoxc.run(exe, evoxc.ones((64,))).numpy()[0]), time.perf_counter() - t)\n")
+    runs = [subprocess.run([sys.executable, "-c", code, str(tmp_path / "c")], capture_output=True, text=True,
+                           timeout=120) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    (h1, v1, _), (h2, v2, _) = (r.stdout.split() for r in runs)
+    assert (h1, h2) == ("False", "True") and v1 == v2

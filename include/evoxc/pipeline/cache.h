@@ -46,7 +46,8 @@ Executable build_cached(CompileCache& cache, const std::string& function_id, con
                         const std::vector<TraceArg>& args, const BuildOptions& options = {});
 
 // Compiled artifacts on disk, keyed by a hash of the lowered program's text, the compile options,
-// the backend and this host's CPU, so a second process reuses what the first compiled. An entry is
+// the backend and its identity (Backend::identity: for xla, the PJRT plugin) and this host's CPU, so a second
+// process reuses what the first compiled. An entry is
 // code that will run: the directory is created 0700 and entries 0600; a directory or an entry owned by
 // another user or writable by group or others (or an entry that is a symbolic link) is refused with a
 // PersistenceError saying why, never loaded. Entries

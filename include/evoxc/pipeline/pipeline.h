@@ -308,6 +308,11 @@ class Backend {
   // here on the header's backend). PersistenceError when the payload is malformed.
   virtual CompiledArtifact deserialize(const ArtifactHeader& header, std::string payload) const = 0;
 
+  // What besides the lowered text and options decides whether an artifact compiled elsewhere loads here, for
+  // caches to key on (for xla, the process's plugin: platform, versions, library); empty when the host CPU
+  // (which DiskCache keys on anyway) is all.
+  virtual std::string identity() const { return {}; }
+
  protected:
   // The graph is verified and supported.
   virtual LoweredProgram lower_verified(const Graph& graph) const = 0;

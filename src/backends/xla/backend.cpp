@@ -270,6 +270,9 @@ class XlaBackend final : public Backend {
     return graph_payload::read(*this, header, std::move(payload));
   }
 
+  // Executables are the plugin's: a disk cache keys them on its identity (loading the plugin if needed).
+  std::string identity() const override { return plugin_identity(Plugin::get()); }
+
  protected:
   LoweredProgram lower_verified(const Graph& graph) const override {
     return LoweredProgram(name(), graph, [](const Graph& g) { return export_stablehlo(g); });
