@@ -223,13 +223,15 @@ void DiskCache::check_dir(bool create) const {
   if (!S_ISDIR(st.st_mode)) throw PersistenceError("DiskCache: " + dir_ + " is not a directory");
   if (st.st_uid != ::geteuid())
     throw PersistenceError("DiskCache: the cache directory " + dir_ + " is owned by user id " +
-                           std::to_string(st.st_uid) + ", not by this user; refused (its entries are code that "
+                           std::to_string(st.st_uid) +
+                           ", not by this user; refused (its entries are code that "
                            "would run as this user): set EVOXC_CACHE_DIR to a directory of your own");
   if ((st.st_mode & 022) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     throw PersistenceError("DiskCache: the cache directory " + dir_ + " is writable by its group or others (mode " +
-                           mode + "); refused (anyone could plant code in it): chmod 700 it, or set "
+                           mode +
+                           "); refused (anyone could plant code in it): chmod 700 it, or set "
                            "EVOXC_CACHE_DIR to a private directory");
   }
 }

@@ -132,8 +132,8 @@ TEST(DiskCache, PrivateDirectoryAndEntriesAndRefusalsOfWhatOthersCouldWrite) {
   ASSERT_TRUE(cache.find(lowered, {}).has_value());
 
   fs::permissions(dir, fs::perms::all);
-  test::expect_error<PersistenceError>([&] { cache.find(lowered, {}); }, "directory " + dir +
-                                                                              " is writable by its group or others");
+  test::expect_error<PersistenceError>([&] { cache.find(lowered, {}); },
+                                       "directory " + dir + " is writable by its group or others");
   test::expect_error<PersistenceError>([&] { cache.store(lowered, {}, compile(lowered)); }, "chmod 700");
   fs::permissions(dir, fs::perms::owner_all);
 
