@@ -125,9 +125,6 @@ class XlaExecutable final : public ExecutableImpl {
       throw ValidationError("xla: execute: wrong number of inputs or outputs");
     const PJRT_Api* api = plugin_.api();
     CallBuffers call{plugin_, {}, {}, {}};
-    // On the CPU an input buffer aliases the caller's memory (XLA copies one that is not aligned as it needs).
-    PJRT_HostBufferSemantics semantics = plugin_.host_memory() ? PJRT_HostBufferSemantics_kImmutableZeroCopy
-                                                               : PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& x = inputs[i];
       const Static& t = inputs_[i];
@@ -144,7 +141,7 @@ class XlaExecutable final : public ExecutableImpl {
       b.type = kElementTypes[static_cast<size_t>(t.dtype)];
       b.dims = t.shape.data();
       b.num_dims = t.shape.size();
-      b.host_buffer_semantics = semantics;
+      b.host_buffer_semantics = semantics_;
       b.device = device_;
       plugin_.check(api->PJRT_Client_BufferFromHostBuffer(&b), "input", static_cast<int64_t>(i));
       call.in.push_back(b.buffer);
@@ -246,6 +243,9 @@ class XlaExecutable final : public ExecutableImpl {
   std::shared_ptr<const Compiled> compiled_;
   const Plugin& plugin_;
   PJRT_Device* device_;
+  // On the CPU an input buffer aliases the caller's memory (XLA copies one that is not aligned as it needs).
+  PJRT_HostBufferSemantics semantics_ = plugin_.host_memory() ? PJRT_HostBufferSemantics_kImmutableZeroCopy
+                                                              : PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
   std::vector<Static> inputs_, outputs_;
 };
 

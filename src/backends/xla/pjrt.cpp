@@ -170,6 +170,7 @@ Plugin::Plugin(const std::string& path, const xla::InitOptions& options) {
   version.client = client_;
   check(api_->PJRT_Client_PlatformVersion(&version), "the client's platform version");
   info_.platform_version.assign(version.platform_version, version.platform_version_size);
+  host_memory_ = info_.platform == "cpu";
   if (!options.platform.empty() && options.platform != info_.platform)
     throw BackendError("xla: the plugin '" + path + "' is for platform '" + info_.platform + "', not the '" +
                        options.platform + "' asked for");

@@ -25,7 +25,7 @@ class Plugin {
   int num_devices() const { return static_cast<int>(devices_.size()); }
   // Whether buffers live in host memory (the CPU platform): inputs then alias the caller's memory and
   // outputs are read in place.
-  bool host_memory() const { return info_.platform == "cpu"; }
+  bool host_memory() const { return host_memory_; }
 
   // BackendError "xla: <what>[ <index>]: <the plugin's message>" when `e` is an error (which is destroyed). The
   // message is built only then: the run path allocates nothing for it.
@@ -50,6 +50,7 @@ class Plugin {
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
   xla::PluginInfo info_;
+  bool host_memory_ = false;  // decided once, at load: the run path compares no strings
 };
 
 // PJRT's args structs: zeroed, with their struct_size.
