@@ -39,6 +39,7 @@ from ._api import BatchReport, SwitchRecord  # noqa: E402,F401
 from ._backends import backends  # noqa: E402,F401  (a namespace: evoxc.backends.stablehlo.export, .available())
 from . import xla  # noqa: E402,F401  (the xla backend's PJRT plugin: evoxc.xla.plugin_info(), .discover())
 from .xla import initialize  # noqa: E402,F401  (the seed's spelling: evoxc.initialize(platform=..., path=...))
+from ._native import ABI_VERSION, abi_version, check_abi, get_include, get_library  # noqa: E402,F401  (the C ABI)
 
 Error = EvoxcError
 

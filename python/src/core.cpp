@@ -12,6 +12,7 @@
 // After Python.h (included by nanobind through bind.h).
 #include <frameobject.h>
 
+#include "evoxc/c_api.h"
 #include "evoxc/core/device.h"
 #include "evoxc/core/dim.h"
 #include "evoxc/core/error.h"
@@ -449,6 +450,9 @@ void bind_core(nb::module_& m) {
         return h;
       });
   m.def("_set_package_dir", &set_package_dir);
+  // The C ABI's version: the one this module was compiled against and the loaded libevoxc's.
+  m.attr("ABI_VERSION") = EVOXC_ABI_VERSION;
+  m.def("abi_version", &evoxc_abi_version, "The C ABI version (evoxc/c_api.h) of the loaded libevoxc.");
   // Tracer warnings (constant() embedding data) become Python warnings, so users can filter them.
   set_warning_handler([](const std::string& message) {
     if (!Py_IsInitialized()) return;

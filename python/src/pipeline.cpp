@@ -11,6 +11,7 @@
 
 #include "bind.h"
 #include "evoxc/backends/stablehlo.h"
+#include "evoxc/capi/handle.h"
 #include "evoxc/pipeline/cache.h"
 #include "evoxc/pipeline/tiered.h"
 
@@ -148,6 +149,17 @@ void bind_pipeline(nb::module_& m) {
       .def_prop_ro("backend", &Executable::backend)
       .def_prop_ro("num_inputs", &Executable::num_inputs)
       .def_prop_ro("num_outputs", &Executable::num_outputs)
+      .def(
+          "c_executable",
+          [](const Executable& e) {
+            // The capsule owns one reference of a C ABI handle sharing this executable (evoxc/c_api.h).
+            return nb::capsule(capi::make_handle(e), "evoxc_executable",
+                               [](void* p) noexcept { evoxc_executable_release(static_cast<evoxc_executable*>(p)); });
+          },
+          "A PyCapsule named 'evoxc_executable' holding an evoxc_executable* of the C ABI (evoxc/c_api.h) that "
+          "shares this executable, for extension modules: they take the pointer with PyCapsule_GetPointer and "
+          "call evoxc_executable_execute on it, without the GIL. The capsule holds a reference; an extension "
+          "that keeps the pointer past the capsule's life takes its own with evoxc_executable_retain.")
       .def("__repr__", [](const Executable& e) {
         return "<Executable backend='" + e.backend() + "' device=" + e.device().to_string() + " " +
                std::to_string(e.num_inputs()) + " inputs>";

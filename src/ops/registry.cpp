@@ -142,12 +142,6 @@ const bool kLoaderInstalled = (set_op_catalogue_loader([] { (void)registry(); })
 }  // namespace
 }  // namespace evoxc
 
-// Linking the `evoxc` target names this symbol (-Wl,--undefined), so this file — and the
-// loader above — is in every program, even one that never calls into the ops layer itself.
-extern "C" {
-extern const int evoxc_op_catalogue_anchor;
-const int evoxc_op_catalogue_anchor = 1;
-}
 
 namespace evoxc {
 namespace {

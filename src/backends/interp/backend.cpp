@@ -82,15 +82,9 @@ class InterpBackend final : public Backend {
   }
 };
 
-// Registers the interpreter when this object is linked, which the anchor below guarantees.
+// Registers the interpreter when this object is linked (libevoxc.so links every layer whole).
 [[maybe_unused]] const bool registered = register_backend("interp", [] { return std::make_unique<InterpBackend>(); });
 
 }  // namespace
 }  // namespace evoxc
 
-// Named with -Wl,--undefined by the root CMakeLists, so this object (and the registration
-// above) is linked into every program even though nothing calls into it.
-extern "C" {
-extern const int evoxc_backend_interp_anchor;
-const int evoxc_backend_interp_anchor = 1;
-}

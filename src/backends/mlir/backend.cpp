@@ -311,7 +311,3 @@ class MlirBackend final : public Backend {
 }  // namespace
 }  // namespace evoxc
 
-extern "C" {
-extern const int evoxc_backend_mlir_anchor;
-const int evoxc_backend_mlir_anchor = 1;
-}

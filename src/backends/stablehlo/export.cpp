@@ -336,7 +336,3 @@ class StablehloBackend final : public Backend {
 }  // namespace
 }  // namespace evoxc
 
-extern "C" {
-extern const int evoxc_backend_stablehlo_anchor;
-const int evoxc_backend_stablehlo_anchor = 1;
-}

@@ -353,7 +353,3 @@ class XlaBackend final : public Backend {
 }  // namespace
 }  // namespace evoxc
 
-extern "C" {
-extern const int evoxc_backend_xla_anchor;
-const int evoxc_backend_xla_anchor = 1;
-}
