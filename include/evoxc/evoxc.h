@@ -26,6 +26,7 @@
 #include "evoxc/trace/linalg.h"
 #include "evoxc/trace/numpy.h"
 #include "evoxc/trace/ops.h"
+#include "evoxc/trace/extension.h"
 #include "evoxc/trace/postfix.h"
 #include "evoxc/trace/trace.h"
 #include "evoxc/transforms/batch.h"

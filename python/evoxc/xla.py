@@ -76,3 +76,90 @@ def _add_interpreter_site_packages():
 
 if _HAS:
     _add_interpreter_site_packages()
+
+
+class Program:
+    """A StableHLO program from outside evoxc (the seed's lowered JAX program): a graph whose inputs are the arguments
+    of the module's @main and whose outputs are its results, with one `stablehlo_call` op between. It saves and loads
+    as that graph (a .evoxcgraph file: no JAX needed to read it back), compiles on the xla backend like any graph,
+    and runs through the usual Executable. Make one with `lower_jax` (needs JAX) or `Program.from_text`."""
+
+    def __init__(self, graph):
+        self._text = _core._xla_program_text(graph)  # checks that the graph is such a program
+        self._graph = graph
+
+    @classmethod
+    def from_text(cls, text: str, single_output: bool = False) -> "Program":
+        """From StableHLO module text (jax.export's `mlir_module()`, say). The outputs are a tuple, or the one result
+        itself when `single_output`."""
+        _need()
+        return cls(_core._xla_program_from_text(text, single_output))
+
+    @classmethod
+    def load(cls, path) -> "Program":
+        """Reads a program saved by `save` (a BackendError when the file holds another graph)."""
+        _need()
+        return cls(_core.Graph.load(str(path)))
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def text(self) -> str:
+        """The module's StableHLO text."""
+        return self._text
+
+    @property
+    def input_specs(self) -> list:
+        return list(self._graph.input_specs)
+
+    @property
+    def output_specs(self) -> list:
+        return list(self._graph.output_specs)
+
+    def save(self, path) -> None:
+        """Writes the program's graph (.evoxcgraph, atomically)."""
+        self._graph.save(str(path))
+
+    def compile(self, device=None, opt_level=None):
+        """lower(graph, "xla") -> compile -> load: an Executable, run like any other (evoxc.run, exe(*args))."""
+        from . import _api
+
+        exe = _api.compile(_api.lower(self._graph, "xla"), opt_level=opt_level)
+        return _api.load(exe, device) if device is not None else _api.load(exe)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(str(s) for s in self.input_specs)
+        outs = ", ".join(str(s) for s in self.output_specs)
+        return f"<evoxc.xla.Program ({ins}) -> ({outs})>"
+
+
+def _jax_shape(s):
+    """A jax.ShapeDtypeStruct for a ShapeDtypeStruct, an evoxc.TensorSpec or an array."""
+    import jax
+
+    if isinstance(s, jax.ShapeDtypeStruct):
+        return s
+    if isinstance(s, _core.TensorSpec):
+        return jax.ShapeDtypeStruct(tuple(int(d) for d in s.shape), str(s.dtype))
+    return jax.ShapeDtypeStruct(tuple(s.shape), s.dtype)
+
+
+def lower_jax(fn, shapes, custom_calls=(), platform: str = "cpu") -> Program:
+    """Exports a JAX function to a StableHLO Program (the seed's `cx.lower`): jax.export of jax.jit(fn) for
+    `platform` at `shapes`, one per argument (pytrees of jax.ShapeDtypeStruct, evoxc.TensorSpec or arrays; static
+    shapes). JAX is needed here
+    only: the Program saves, loads, compiles and runs in a process that never imports JAX. `custom_calls` names the
+    custom-call targets the function may call beyond those jax.export accepts by itself. The program's inputs are
+    the function's arguments flattened (a tuple); its outputs the results flattened (the one array itself when the
+    function returns one array)."""
+    _need()
+    import jax
+    from jax import export as jex
+
+    specs = jax.tree_util.tree_map(_jax_shape, list(shapes))
+    checks = [jex.DisabledSafetyCheck.custom_call(str(n)) for n in custom_calls]
+    exported = jex.export(jax.jit(fn), platforms=[platform], disabled_checks=checks)(*specs)
+    single = exported.out_tree.num_leaves == 1 and exported.out_tree.num_nodes == 1
+    return Program.from_text(exported.mlir_module(), single_output=single)

@@ -6,6 +6,7 @@
 
 #include "bind.h"
 #include "evoxc/core/error.h"
+#include "evoxc/trace/extension.h"
 #include "evoxc/trace/indexing.h"
 #include "evoxc/trace/layout.h"
 #include "evoxc/trace/numpy.h"
@@ -185,6 +186,14 @@ void bind_ops_structure(nb::module_& m) {
       nb::arg("x"), nb::arg("start"), nb::arg("limit"), nb::arg("strides") = nb::none(),
       "Static slice x[start[0]:limit[0]:strides[0], ...]; missing trailing axes are taken whole; negative "
       "start/limit count from the end (lax.slice with numpy's negative indices).");
+  def_op(
+      m, "stablehlo_call",
+      [](const std::string& module, const std::vector<SymbolicTensor>& xs) { return stablehlo_call(module, xs); },
+      nb::arg("module"), nb::arg("operands"),
+      "The results (a list) of the @main function of a StableHLO module (text: jax.export's mlir_module(), say) on "
+      "operands of its argument types. Runs on backend='xla'; opaque to the interpreter and the transforms.",
+      nb::sig("def stablehlo_call(module: str, operands: collections.abc.Sequence[SymbolicTensor]) -> "
+              "list[SymbolicTensor]"));
   def_op(
       m, "concatenate", [](const std::vector<SymbolicTensor>& xs, int64_t axis) { return concatenate(xs, axis); },
       nb::arg("xs"), nb::arg("axis") = 0, "numpy.concatenate(xs, axis): the operands joined along an existing axis.",

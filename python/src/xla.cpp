@@ -53,6 +53,14 @@ void bind_xla(nb::module_& m) {
     return nb::make_tuple(ok, why);
   });
   m.def("_xla_header_api_version", &xla::header_api_version);
+  m.def(
+      "_xla_program_from_text",
+      [](std::string text, bool single_output) {
+        return xla::Program::from_text(std::move(text), single_output).graph();
+      },
+      nb::arg("text"), nb::arg("single_output") = false);
+  m.def(
+      "_xla_program_text", [](const Graph& g) { return xla::Program::from_graph(g).text(); }, nb::arg("graph"));
 #else
   m.attr("_has_xla") = false;
 #endif

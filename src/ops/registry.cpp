@@ -118,6 +118,7 @@ const Registry& registry() {
     ops_detail::register_postfix_ops(t);
     ops_detail::register_creation_ops(t);
     ops_detail::register_control_ops(t);
+    ops_detail::register_extension_ops(t);
     Registry reg;
     reg.owned = std::move(t.defs());
     for (const auto& d : reg.owned) {
@@ -204,6 +205,7 @@ const char* op_category_name(OpCategory c) {
     case OpCategory::Creation: return "creation";
     case OpCategory::ControlFlow: return "control_flow";
     case OpCategory::Terminator: return "terminator";
+    case OpCategory::Extension: return "extension";
   }
   return "?";
 }

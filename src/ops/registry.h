@@ -37,6 +37,7 @@ void register_indexing_ops(OpTable& t);       // indexing.cpp: gather, scatter, 
 void register_sort_ops(OpTable& t);           // sort.cpp: sort, argsort, top_k, searchsorted
 void register_row_switch_ops(OpTable& t);     // row_switch.cpp: row_switch (batch_functions' switch)
 void register_postfix_ops(OpTable& t);        // postfix.cpp: postfix_eval (populations of programs as data)
+void register_extension_ops(OpTable& t);      // extension.cpp: stablehlo_call (a StableHLO module's @main)
 
 // "op 'name'", the prefix every inference message starts with.
 inline std::string op_label(const std::string& op) { return "op '" + op + "'"; }

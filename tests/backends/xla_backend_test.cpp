@@ -2,6 +2,7 @@
 // results against the interpreter, every dtype, control flow, caller buffers and zero-copy outputs, threads,
 // artifacts that reload without recompiling, and the must-fail cases (plugin versions, symbolic shapes, identity).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -14,6 +15,7 @@
 #if EVOXC_HAS_XLA
 #include "backends/xla/pjrt.h"
 #include "evoxc/backends/xla.h"
+#include "evoxc/ops/extension.h"
 #endif
 
 namespace evoxc {
@@ -262,6 +264,198 @@ TEST(XlaPlugin, MissingOrNonPluginLibrariesAreBackendErrors) {
     ADD_FAILURE() << "libm loaded as a plugin";
   } catch (const BackendError& e) {
     EXPECT_NE(std::string(e.what()).find("no GetPjrtApi symbol"), std::string::npos) << e.what();
+  }
+}
+
+// ---- stablehlo_call and xla::Program: StableHLO modules from outside evoxc (JAX exports) ----
+
+// A module as JAX prints it: attributes and locations on the signature, a private helper, #loc aliases after it.
+constexpr const char* kModuleA =
+    R"(module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xf32> {mhlo.layout_mode = "default"} loc("x"), %arg1: tensor<f32> loc("s")) -> (tensor<3xf32> {jax.result_info = "[0]"}, tensor<i32> {jax.result_info = "[1]"}) {
+    %0 = call @helper(%arg0) : (tensor<3xf32>) -> tensor<3xf32> loc(#loc3)
+    %1 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<3xf32> loc(#loc4)
+    %2 = stablehlo.multiply %0, %1 : tensor<3xf32> loc(#loc4)
+    %c = stablehlo.constant dense<7> : tensor<i32> loc(#loc)
+    return %2, %c : tensor<3xf32>, tensor<i32> loc(#loc)
+  } loc(#loc)
+  func.func private @helper(%arg0: tensor<3xf32> loc("x")) -> tensor<3xf32> {
+    %0 = stablehlo.sine %arg0 : tensor<3xf32> loc(#loc5)
+    return %0 : tensor<3xf32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc3 = loc("jit(f)/helper"(#loc))
+#loc4 = loc("jit(f)/mul")
+#loc5 = loc("sin")
+)";
+
+// Another module with the same symbol and alias names (@main, @helper, #loc), which must not clash with A's.
+constexpr const char* kModuleB = R"(#loc = loc("b")
+module @jit_g {
+  func.func public @main(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = func.call @helper(%arg0) : (tensor<3xf32>) -> tensor<3xf32> loc(#loc)
+    return %0 : tensor<3xf32>
+  }
+  func.func private @helper(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}
+)";
+
+TEST(StablehloSignature, ReadsJaxSignaturesAndRefusesWhatEvoxcCannotHold) {
+  StablehloSignature sig = parse_stablehlo_signature(kModuleA);
+  ASSERT_EQ(sig.inputs.size(), 2u);
+  EXPECT_EQ(sig.inputs[0], TensorType(f32, Shape{3}));
+  EXPECT_EQ(sig.inputs[1], TensorType(f32, Shape{}));
+  ASSERT_EQ(sig.outputs.size(), 2u);
+  EXPECT_EQ(sig.outputs[1], TensorType(i32, Shape{}));
+  EXPECT_EQ(parse_stablehlo_signature(kModuleB).outputs, std::vector<TensorType>{TensorType(f32, Shape{3})});
+  auto refused = [](const std::string& text, const std::string& words) {
+    try {
+      (void)parse_stablehlo_signature(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const TypeError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  refused("module { func.func public @main(%a: tensor<?xf32>) -> tensor<f32> { } }", "a dynamic extent ('?')");
+  refused("module { func.func public @main(%a: tensor<2xcomplex<f32>>) { } }", "element type 'complex'");
+  refused("module { func.func public @main(%a: tensor<2xf8E4M3FN>) { } }", "element type 'f8E4M3FN'");
+  refused("module { func.func private @f() { } }", "has no `func.func public @main(...)`");
+  refused("module { func.func public @main(%a: tensor<2xf32, #enc>) { } }", "a tensor type with an encoding");
+}
+
+TEST(StablehloCall, TypesComeFromTheModuleAndOperandsAreChecked) {
+  Graph g = trace(
+      [](ST x, ST s) {
+        std::vector<ST> in{x, s};
+        auto r = stablehlo_call(kModuleA, in);
+        return std::make_tuple(r[0], r[1]);
+      },
+      TensorSpec({3}, f32), TensorSpec({}, f32));
+  EXPECT_EQ(g.output_specs()[1].dtype, i32);
+  try {
+    (void)trace(
+        [](ST x) {
+          std::vector<ST> in{x, x};
+          return stablehlo_call(kModuleA, in)[0];
+        },
+        TensorSpec({4}, f32));
+    ADD_FAILURE() << "a tensor<4xf32> operand was accepted for tensor<3xf32>";
+  } catch (const TypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("operand 0 is tensor<4xf32>, the module's @main takes tensor<3xf32>"),
+              std::string::npos)
+        << e.what();
+  }
+  // Nowhere but where StableHLO runs: each table says so.
+  auto says = [&](auto&& f, const std::string& words) {
+    try {
+      f();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  says([&] { (void)lower(g, "interp"); }, "build the graph with backend=\"xla\"");
+  says([&] { (void)vmap(g); }, "opaque to evoxc's transforms");
+  if (find_backend("mlir")) says([&] { (void)lower(g, "mlir"); }, "has no StableHLO");
+}
+
+TEST(StablehloCall, ModulesAreEmbeddedApartAndRunInsideEvoxcGraphs) {
+  REQUIRE_PLUGIN();
+  // z = B(A(x, s)[0]) + A(x, s)[1] + A(x, s)[0]: two modules with clashing names, one of them called twice.
+  Graph g = trace(
+      [](ST x, ST s) {
+        std::vector<ST> in{x, s};
+        auto a = stablehlo_call(kModuleA, in);
+        auto again = stablehlo_call(kModuleA, in);
+        std::vector<ST> b_in{a[0]};
+        ST b = stablehlo_call(kModuleB, b_in)[0];
+        return b + convert(a[1], f32) + again[0];
+      },
+      TensorSpec({3}, f32), TensorSpec({}, f32));
+  std::string text = lower(g, "stablehlo").text();
+  for (const char* want : {"func.func private @evoxc_m0_main", "func.func private @evoxc_m0_helper",
+                           "func.func private @evoxc_m1_main", "func.func private @evoxc_m1_helper",
+                           "#evoxc_m0_loc3 = loc(\"jit(f)/helper\"(#evoxc_m0_loc))", "#evoxc_m1_loc = loc(\"b\")"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  EXPECT_EQ(text.find("@evoxc_m2_"), std::string::npos) << "module A was embedded twice:\n" << text;
+  Executable exe = load(compile(lower(g, "xla")));
+  Tensor x = Tensor::from_vector<float>({0.5f, -1.0f, 2.0f}, {3});
+  Tensor s = Tensor::scalar<float>(3.0f);
+  Tensor z = run(exe, x, s).leaf();
+  for (int i = 0; i < 3; ++i) {
+    float a0 = std::sin(x.data<float>()[i]) * 3.0f;
+    EXPECT_NEAR(z.data<float>()[i], a0 + a0 + 7.0f + a0, 2e-5) << i;
+  }
+}
+
+TEST(StablehloCall, OnlyTheModulesOwnSymbolsAreRenamed) {
+  // A custom call's target and a quoted symbol: the target is no symbol of the module and keeps its name.
+  const char* m = R"(module {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.custom_call @lapack_spotrf_ffi(%arg0) : (tensor<2xf32>) -> tensor<2xf32>
+    %1 = func.call @"odd name"(%0) : (tensor<2xf32>) -> tensor<2xf32>
+    return %1 : tensor<2xf32>
+  }
+  func.func private @"odd name"(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    return %arg0 : tensor<2xf32>
+  }
+})";
+  Graph g = trace(
+      [&](ST x) {
+        std::vector<ST> in{x};
+        return stablehlo_call(m, in)[0];
+      },
+      TensorSpec({2}, f32));
+  std::string text = lower(g, "stablehlo").text();
+  EXPECT_NE(text.find("stablehlo.custom_call @lapack_spotrf_ffi("), std::string::npos) << text;
+  EXPECT_NE(text.find("func.call @\"evoxc_m0_odd name\"(%0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("func.func private @\"evoxc_m0_odd name\""), std::string::npos) << text;
+  EXPECT_NE(text.find("{callee = @evoxc_m0_main}"), std::string::npos) << text;
+}
+
+TEST(XlaProgram, FromTextSavesLoadsCompilesAndRuns) {
+  xla::Program p = xla::Program::from_text(kModuleA);
+  EXPECT_EQ(p.input_specs().size(), 2u);
+  EXPECT_EQ(p.text(), kModuleA);
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("evoxc_xla_program_" + std::to_string(::getpid()) + ".evoxcgraph"))
+          .string();
+  p.save(path);
+  xla::Program back = xla::Program::load(path);
+  EXPECT_EQ(back.text(), kModuleA);
+  EXPECT_EQ(back.graph().output_tree().structure_string(), "(*, *)");
+  EXPECT_EQ(xla::Program::from_text(kModuleB, true).graph().output_tree().structure_string(), "*");
+  EXPECT_THROW(xla::Program::from_text(kModuleA, true), ValidationError);
+  // Another graph is not a program.
+  Graph other = trace([](ST x) { return x + 1.0; }, TensorSpec({3}, f32));
+  EXPECT_THROW(xla::Program::from_graph(other), BackendError);
+  REQUIRE_PLUGIN();
+  Executable exe = back.compile();
+  Tensor x = Tensor::from_vector<float>({0.25f, 1.0f, -2.0f}, {3});
+  Tree<Tensor> out = run(exe, x, Tensor::scalar<float>(-2.0f));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(out.children()[0].leaf().data<float>()[i], std::sin(x.data<float>()[i]) * -2.0f, 2e-6);
+  EXPECT_EQ(out.children()[1].leaf().data<int32_t>()[0], 7);
+  std::filesystem::remove(path);
+}
+
+TEST(XlaProgram, APluginsRefusalIsABackendErrorAtCompile) {
+  REQUIRE_PLUGIN();
+  xla::Program p = xla::Program::from_text(R"(module {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.frobnicate %arg0 : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})");
+  try {
+    (void)p.compile();
+    ADD_FAILURE() << "an unknown StableHLO op compiled";
+  } catch (const BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("frobnicate"), std::string::npos) << e.what();
   }
 }
 #endif

@@ -61,7 +61,7 @@ def _backends():
     out = ["interp"]
     if "mlir" in evoxc.backends.available():
         out.append("mlir")
-    if evoxc.xla.available():
+    if evoxc.xla.available()[0]:
         out.append("xla")
     return out
 

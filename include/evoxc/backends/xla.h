@@ -8,6 +8,9 @@
 #include <variant>
 #include <vector>
 
+#include "evoxc/ir/graph.h"
+#include "evoxc/pipeline/pipeline.h"
+
 namespace evoxc::xla {
 
 // A client option the plugin understands (a PJRT_NamedValue): for XLA's CPU plugin for example
@@ -63,5 +66,39 @@ bool available(std::string* why = nullptr);
 
 // The PJRT C API version this build was compiled against (major, minor).
 std::pair<int, int> header_api_version();
+
+// ---- StableHLO programs from outside evoxc (the seed's lowered JAX programs) ----
+
+// A StableHLO module (text, such as jax.export's `mlir_module()`) as an evoxc program: a graph whose inputs are the
+// arguments of the module's @main (a tuple), with one stablehlo_call op, and whose outputs are its results (a tuple,
+// or the one result itself when `single_output`). It saves and loads as that graph (.evoxcgraph: no JAX, no MLIR
+// needed to read it back), compiles with the xla backend like any graph, and can be called inside other traced
+// programs through the stablehlo_call op function. Static shapes and evoxc's 13 dtypes only (TypeError naming what
+// else the signature has). MLIR bytecode is not taken: turning it into text needs the StableHLO dialect, which evoxc
+// does not link; pass the text form.
+class Program {
+ public:
+  static Program from_text(std::string module_text, bool single_output = false);
+  // A graph made by from_text (read back from a file, say); BackendError when it is not one stablehlo_call of its
+  // inputs.
+  static Program from_graph(Graph graph);
+
+  const Graph& graph() const { return graph_; }
+  // The module's text.
+  const std::string& text() const;
+  std::vector<TensorSpec> input_specs() const { return graph_.input_specs(); }
+  std::vector<TensorSpec> output_specs() const { return graph_.output_specs(); }
+
+  // .evoxcgraph, written atomically; load() checks what from_graph checks.
+  void save(const std::string& path) const { graph_.save(path); }
+  static Program load(const std::string& path);
+
+  // lower(graph, "xla") -> compile -> load on `device`.
+  Executable compile(Device device = Device::cpu(), const CompileOptions& options = {}) const;
+
+ private:
+  explicit Program(Graph graph) : graph_(std::move(graph)) {}
+  Graph graph_;
+};
 
 }  // namespace evoxc::xla

@@ -25,6 +25,9 @@ enum class OpCategory : uint8_t {
   Creation,  // iota, full, constant
   ControlFlow,
   Terminator,
+  // Ops whose meaning is code from outside the catalogue (stablehlo_call): no interpreter kernel, no transform rules.
+  // Last, so that adding one moves no other op's id.
+  Extension,
 };
 const char* op_category_name(OpCategory c);
 

@@ -1795,6 +1795,9 @@ void add_reduce_linalg_rules(Tables& tables) {
           "no SVD is written for the mlir backend, and the singular vectors' signs are whatever LAPACK's gesdd "
           "returns (semantics), which another algorithm does not reproduce; run it on the interp backend");
   t.set("matrix_rank", lower_matrix_rank);
+  t.defer("stablehlo_call",
+          "the mlir backend compiles upstream dialects only and has no StableHLO; build the graph with "
+          "backend=\"xla\"");
 }
 
 }  // namespace evoxc::mlir_backend

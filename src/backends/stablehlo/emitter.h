@@ -86,6 +86,17 @@ class Emitter {
   // writer from the inputs).
   void bind_symbol(const std::string& name, const Val& input, size_t axis);
 
+  // Functions placed beside @main (stablehlo_call's module): `make(prefix, functions, before, after)` appends the
+  // module's functions and its top-level alias definitions (those that go before the module and those after it),
+  // every name starting with `prefix`, and returns the symbol to call. The same `key` (the module's text) is placed
+  // once and gives the same symbol again.
+  using EmbedFn = std::function<std::string(const std::string& prefix, std::string* functions,
+                                            std::string* aliases_before, std::string* aliases_after)>;
+  std::string embed(const std::string& key, const EmbedFn& make);
+  const std::string& embedded_functions() const { return functions_; }
+  const std::string& aliases_before() const { return aliases_before_; }
+  const std::string& aliases_after() const { return aliases_after_; }
+
   // BackendError naming the op and its location.
   [[noreturn]] static void fail(const Operation& op, const std::string& why);
 
@@ -104,6 +115,10 @@ class Emitter {
     size_t axis;
   };
   std::map<std::string, SymbolSource> symbols_;
+  std::map<std::string, std::string> embedded_;  // module text -> the symbol of its @main
+  std::string functions_;
+  std::string aliases_before_;
+  std::string aliases_after_;
   // The StableHLO value of each EvoXIR value lowered so far (regions see their enclosing values).
   std::unordered_map<const Value*, Val> env_;
 };
@@ -117,5 +132,6 @@ void add_elementwise_rules(Table& t);
 void add_reduce_linalg_rules(Table& t);
 void add_structure_rules(Table& t);
 void add_control_rules(Table& t);
+void add_extension_rules(Table& t);
 
 }  // namespace evoxc::stablehlo

@@ -243,6 +243,14 @@ Val Emitter::shape_tensor(const Shape& shape) {
   return op1("concatenate", parts, "{dimension = 0 : i64}", all);
 }
 
+std::string Emitter::embed(const std::string& key, const EmbedFn& make) {
+  if (auto it = embedded_.find(key); it != embedded_.end()) return it->second;
+  std::string prefix = "evoxc_m" + std::to_string(embedded_.size()) + "_";
+  std::string callee = make(prefix, &functions_, &aliases_before_, &aliases_after_);
+  embedded_.emplace(key, callee);
+  return callee;
+}
+
 void Emitter::fail(const Operation& op, const std::string& why) {
   throw BackendError("stablehlo: evoxc." + op.name() + " at " + op.location().to_string() + ": " + why);
 }
@@ -254,6 +262,7 @@ const Table& rules() {
     add_reduce_linalg_rules(*t);
     add_structure_rules(*t);
     add_control_rules(*t);
+    add_extension_rules(*t);
     return t;
   }();
   return *table;
@@ -281,10 +290,11 @@ std::string write_module(const Graph& graph) {
   std::vector<Val> outs = e.lower_block(entry, args);
   std::string ret_types;
   for (size_t i = 0; i < outs.size(); ++i) ret_types += (i ? ", " : "") + tensor_type(outs[i].type);
-  std::string text = "module @evoxc {\n  func.func public @main(" + sig + ") -> (" + ret_types + ") {\n" + body;
+  std::string text =
+      e.aliases_before() + "module @evoxc {\n  func.func public @main(" + sig + ") -> (" + ret_types + ") {\n" + body;
   text += "    \"func.return\"(";
   for (size_t i = 0; i < outs.size(); ++i) text += (i ? ", " : "") + outs[i].name;
-  text += ") : (" + ret_types + ") -> ()\n  }\n}\n";
+  text += ") : (" + ret_types + ") -> ()\n  }\n" + e.embedded_functions() + "}\n" + e.aliases_after();
   return text;
 }
 
@@ -335,4 +345,3 @@ class StablehloBackend final : public Backend {
 
 }  // namespace
 }  // namespace evoxc
-
