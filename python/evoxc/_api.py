@@ -256,11 +256,19 @@ def compile(lowered: LoweredProgram, opt_level=None, flags=(), **options) -> Com
     in `flags` wins; else opt_level; else EVOXC_OPT_LEVEL; else O2)."""
     if options:
         raise ValidationError(f"compile: unknown option(s) {sorted(options)} for backend '{lowered.backend}'")
+    if lowered.backend == "xla":
+        from . import xla  # noqa: PLC0415 - custom calls the program makes get their handlers before the compile
+
+        xla._before_compile(lowered.text)
     return _carry_tree(lowered, _core._compile(lowered, opt_level, list(flags)))
 
 
 def load(artifact: CompiledArtifact, device="cpu") -> Executable:
     """Loads an artifact onto a device: an Executable (DeviceError for a device the backend cannot run on)."""
+    if artifact.backend == "xla":
+        from . import xla  # noqa: PLC0415 - an artifact read from disk runs custom calls that need their handlers
+
+        xla._before_compile(artifact.graph.to_string())
     return _carry_tree(artifact, _core._load(artifact, _device(device)))
 
 

@@ -160,6 +160,62 @@ def lower_jax(fn, shapes, custom_calls=(), platform: str = "cpu") -> Program:
 
     specs = jax.tree_util.tree_map(_jax_shape, list(shapes))
     checks = [jex.DisabledSafetyCheck.custom_call(str(n)) for n in custom_calls]
-    exported = jex.export(jax.jit(fn), platforms=[platform], disabled_checks=checks)(*specs)
+    try:
+        exported = jex.export(jax.jit(fn), platforms=[platform], disabled_checks=checks)(*specs)
+    except NotImplementedError as e:
+        if "host_callbacks" not in str(e):
+            raise
+        raise _core.BackendError("xla: lower_jax: the function makes Python callbacks (jax.pure_callback, "
+                                 "jax.experimental.io_callback), which run in the exporting process only; a PJRT "
+                                 "plugin cannot call them") from e
     single = exported.out_tree.num_leaves == 1 and exported.out_tree.num_nodes == 1
     return Program.from_text(exported.mlir_module(), single_output=single)
+
+
+def register_ffi_target(name: str, handler, platform: str | None = None, api_version: int = 1) -> None:
+    """Registers a typed XLA FFI handler (a PyCapsule of an XLA_FFI_Handler*, as `jax.ffi` and jaxlib make them)
+    for the custom calls to `name`, with the loaded plugin or with the one that loads later (the seed's
+    `cx.register_ffi_target`). Only typed handlers run (api_version=1, jax.ffi's); an untyped custom call
+    (api_version=0) is refused with a BackendError."""
+    _need()
+    if api_version != 1:
+        raise _core.BackendError(f"xla: register_ffi_target {name!r}: api_version={api_version} is an untyped custom "
+                                 f"call, which evoxc does not run; register a typed FFI handler (api_version=1)")
+    _core._xla_register_ffi_target(str(name), handler, platform or "")
+
+
+def ffi_targets() -> list:
+    """The custom-call targets registered so far (register_ffi_target, register_jax_targets)."""
+    _need()
+    return list(_core._xla_ffi_targets())
+
+
+_JAX_TARGETS_REGISTERED = False
+
+
+def register_jax_targets() -> list:
+    """Registers jaxlib's CPU LAPACK FFI handlers (the custom calls jnp.linalg and jax.scipy.linalg lower to on the
+    CPU: lapack_*_ffi) with the plugin, once per process, and returns their names. Needs jaxlib (its LAPACK kernel
+    module; JAX itself is not imported) and scipy (whose LAPACK jaxlib calls)."""
+    global _JAX_TARGETS_REGISTERED
+    _need()
+    from jaxlib.cpu import _lapack  # noqa: PLC0415 - jaxlib is optional: only programs with LAPACK calls need it
+
+    names = [n for n in _lapack.registrations() if n.endswith("_ffi")]
+    if not _JAX_TARGETS_REGISTERED:
+        _lapack.initialize()  # binds jaxlib's kernels to scipy's LAPACK
+        for name, capsule in _lapack.registrations().items():
+            if name.endswith("_ffi"):
+                _core._xla_register_ffi_target(name, capsule, "cpu")
+        _JAX_TARGETS_REGISTERED = True
+    return names
+
+
+def _before_compile(text: str) -> None:
+    """Called by evoxc.compile for the xla backend: a program with jaxlib's LAPACK custom calls gets their handlers
+    registered first (when jaxlib is installed; else the plugin's error names the target)."""
+    if _HAS and not _JAX_TARGETS_REGISTERED and "custom_call @lapack_" in text:
+        try:
+            register_jax_targets()
+        except ImportError:
+            pass

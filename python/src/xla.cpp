@@ -54,6 +54,22 @@ void bind_xla(nb::module_& m) {
   });
   m.def("_xla_header_api_version", &xla::header_api_version);
   m.def(
+      "_xla_register_ffi_target",
+      [](const std::string& target, nb::handle capsule, const std::string& platform) {
+        PyObject* c = capsule.ptr();
+        if (!PyCapsule_CheckExact(c))
+          throw nb::type_error(("xla: register_ffi_target '" + target +
+                                "': the handler must be a PyCapsule of an "
+                                "XLA_FFI_Handler*, got " +
+                                py_type_name(capsule))
+                                   .c_str());
+        void* handler = PyCapsule_GetPointer(c, PyCapsule_GetName(c));
+        if (handler == nullptr) throw nb::python_error();
+        xla::register_ffi_target(target, handler, platform);
+      },
+      nb::arg("target"), nb::arg("handler"), nb::arg("platform") = "");
+  m.def("_xla_ffi_targets", &xla::ffi_targets);
+  m.def(
       "_xla_program_from_text",
       [](std::string text, bool single_output) {
         return xla::Program::from_text(std::move(text), single_output).graph();

@@ -443,6 +443,24 @@ TEST(XlaProgram, FromTextSavesLoadsCompilesAndRuns) {
   std::filesystem::remove(path);
 }
 
+TEST(XlaFfi, RegistrationChecksItsArgumentsAndAnUnhandledTargetIsNamedAtCompile) {
+  EXPECT_THROW(xla::register_ffi_target("", reinterpret_cast<void*>(1)), ValidationError);
+  EXPECT_THROW(xla::register_ffi_target("evoxc_target", nullptr), ValidationError);
+  REQUIRE_PLUGIN();
+  xla::Program p = xla::Program::from_text(R"(module {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.custom_call @evoxc_unregistered_target(%arg0) {api_version = 4 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+})");
+  try {
+    (void)p.compile();
+    ADD_FAILURE() << "a custom call without a handler compiled";
+  } catch (const BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("evoxc_unregistered_target"), std::string::npos) << e.what();
+  }
+}
+
 TEST(XlaProgram, APluginsRefusalIsABackendErrorAtCompile) {
   REQUIRE_PLUGIN();
   xla::Program p = xla::Program::from_text(R"(module {

@@ -157,10 +157,91 @@ def test_bad_programs_are_typed_errors(tmp_path):
         evoxc.xla.Program.from_text("module { func.func public @main(%a: tensor<?xf32>) -> tensor<f32> { } }")
 
 
-def test_a_custom_call_without_a_handler_is_a_backend_error_naming_the_target():
-    # jnp.linalg lowers to jaxlib's LAPACK custom calls; until their FFI handlers are registered with the plugin
-    # (issue 23, FFI custom calls) the compile refuses the program, naming the target.
-    program = evoxc.xla.lower_jax(jnp.linalg.cholesky, [_sds((2, 2), jnp.float32)])
-    assert "stablehlo.custom_call @lapack_spotrf_ffi" in program.text
-    with pytest.raises(evoxc.BackendError, match="No FFI handler registered for lapack_spotrf_ffi"):
-        program.compile()
+LINALG = {
+    "cholesky": (jnp.linalg.cholesky, lambda a: [np.linalg.cholesky(a)]),
+    "solve": (lambda a, b: jnp.linalg.solve(a, b), None),
+    "qr": (jnp.linalg.qr, None),
+    "eigh": (jnp.linalg.eigh, None),
+    "svd": (lambda a: jnp.linalg.svd(a, full_matrices=False), None),
+    "lu": (jax.scipy.linalg.lu, None),
+}
+
+
+def _spd(n, dtype, seed=3):
+    m = np.random.default_rng(seed).standard_normal((n, n))
+    return (m @ m.T + n * np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(LINALG))
+def test_jax_linalg_runs_on_the_plugin_with_jaxlibs_lapack_handlers(name, dtype):
+    fn, _ = LINALG[name]
+    a = _spd(4, dtype)
+    b = np.arange(4, dtype=dtype)
+    args = (a, b) if name == "solve" else (a,)
+    program = evoxc.xla.lower_jax(fn, [_sds(x.shape, x.dtype) for x in args])
+    assert "custom_call @lapack_" in program.text, "JAX lowered this without LAPACK: the test checks nothing"
+    got = [np.asarray(r.numpy() if hasattr(r, "numpy") else r) for r in _leaves(evoxc.run(program.compile(), *args))]
+    want = [np.asarray(w) for w in jax.tree_util.tree_leaves(jax.jit(fn)(*args))]
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+    # Against numpy too, where the answer is unique.
+    if name == "cholesky":
+        np.testing.assert_allclose(got[0], np.linalg.cholesky(a), rtol=tol, atol=tol)
+    if name == "solve":
+        np.testing.assert_allclose(got[0], np.linalg.solve(a, b), rtol=tol, atol=tol)
+    if name == "eigh":
+        np.testing.assert_allclose(got[0], np.linalg.eigvalsh(a), rtol=tol, atol=tol)
+    if name == "svd":
+        np.testing.assert_allclose(got[1], np.linalg.svd(a, compute_uv=False), rtol=tol, atol=tol)
+    assert set(evoxc.xla.register_jax_targets()) <= set(evoxc.xla.ffi_targets())
+
+
+def _leaves(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def test_a_linalg_program_runs_in_a_process_without_jax(tmp_path):
+    program = evoxc.xla.lower_jax(lambda a, b: jnp.linalg.solve(a, b), [_sds((3, 3), jnp.float64),
+                                                                         _sds((3,), jnp.float64)])
+    path = tmp_path / "solve.evoxcgraph"
+    program.save(path)
+    script = f"""
+import sys, numpy as np, evoxc
+p = evoxc.xla.Program.load({str(path)!r})
+a = np.array([[4.0, 1, 0], [1, 3, 1], [0, 1, 2]])
+b = np.array([1.0, 2, 3])
+x = evoxc.run(p.compile(), a, b).numpy()
+np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-12)
+assert "jax" not in sys.modules, "JAX was imported"
+print("ok", "jaxlib" in sys.modules)
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok True"  # jaxlib's LAPACK kernels, not JAX
+
+
+def test_custom_calls_without_a_typed_handler_are_backend_errors_naming_the_target():
+    text = """module {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.custom_call @evoxc_no_such_target(%arg0) {api_version = 4 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}"""
+    with pytest.raises(evoxc.BackendError, match="evoxc_no_such_target"):
+        evoxc.xla.Program.from_text(text).compile()
+    with pytest.raises(evoxc.BackendError, match="api_version=0 is an untyped custom call"):
+        evoxc.xla.register_ffi_target("legacy_target", object(), api_version=0)
+    with pytest.raises(TypeError, match="must be a PyCapsule"):
+        evoxc.xla.register_ffi_target("bad_target", object())
+    # A Python callback (jax.pure_callback) cannot leave the process: lower_jax refuses it, and such a call in
+    # module text has no handler in the plugin, refused at compile naming its target.
+    with pytest.raises(evoxc.BackendError, match="Python callbacks"):
+        evoxc.xla.lower_jax(lambda x: jax.pure_callback(np.sin, jax.ShapeDtypeStruct((2,), jnp.float32), x),
+                            [_sds((2,), jnp.float32)])
+    callback = text.replace("evoxc_no_such_target", "xla_ffi_python_cpu_callback")
+    with pytest.raises(evoxc.BackendError, match="xla_ffi_python_cpu_callback"):
+        evoxc.xla.Program.from_text(callback).compile()

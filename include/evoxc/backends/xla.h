@@ -67,6 +67,17 @@ bool available(std::string* why = nullptr);
 // The PJRT C API version this build was compiled against (major, minor).
 std::pair<int, int> header_api_version();
 
+// ---- typed FFI custom calls ----
+
+// Registers a typed XLA FFI handler (an XLA_FFI_Handler*: what jax.ffi and jaxlib hand out in capsules named
+// "xla._CUSTOM_CALL_TARGET", or XLA_FFI_DEFINE_HANDLER in C++) for the custom calls to `target` on `platform`
+// ("cpu", "cuda"; empty: the plugin's). For the process: with the plugin now when it is loaded, else when it loads.
+// Programs calling `target` then compile and run; a call to a target with no handler is the plugin's BackendError,
+// naming the target, at compile. BackendError when the plugin has no FFI extension or refuses the handler.
+void register_ffi_target(const std::string& target, void* handler, const std::string& platform = "");
+// The targets registered so far, in order.
+std::vector<std::string> ffi_targets();
+
 // ---- StableHLO programs from outside evoxc (the seed's lowered JAX programs) ----
 
 // A StableHLO module (text, such as jax.export's `mlir_module()`) as an evoxc program: a graph whose inputs are the

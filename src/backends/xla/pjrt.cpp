@@ -35,6 +35,13 @@ struct State {
   std::vector<std::string> extra_dirs;
   std::unique_ptr<Plugin> plugin;  // never unloaded: XLA's plugins do not support dlclose
   std::string failure;             // why the last load failed (loads are retried: a plugin may be installed later)
+  // FFI handlers registered with register_ffi_target: given to the plugin when it loads (or at once when it is).
+  struct Ffi {
+    std::string target;
+    void* handler;
+    std::string platform;
+  };
+  std::vector<Ffi> ffi;
 };
 
 State& state() {
@@ -171,6 +178,9 @@ Plugin::Plugin(const std::string& path, const xla::InitOptions& options) {
   check(api_->PJRT_Client_PlatformVersion(&version), "the client's platform version");
   info_.platform_version.assign(version.platform_version, version.platform_version_size);
   host_memory_ = info_.platform == "cpu";
+  for (auto* e = api_->extension_start; e != nullptr; e = e->next)
+    if (e->type == PJRT_Extension_Type_FFI && e->struct_size >= PJRT_FFI_Extension_STRUCT_SIZE)
+      ffi_ = reinterpret_cast<const PJRT_FFI_Extension*>(e);
   if (!options.platform.empty() && options.platform != info_.platform)
     throw BackendError("xla: the plugin '" + path + "' is for platform '" + info_.platform + "', not the '" +
                        options.platform + "' asked for");
@@ -237,6 +247,20 @@ void Plugin::destroy(PJRT_Event* event) const noexcept {
   discard(api_->PJRT_Event_Destroy(&d));
 }
 
+void Plugin::register_ffi(const std::string& target, void* handler, const std::string& platform) const {
+  if (ffi_ == nullptr || ffi_->register_handler == nullptr)
+    throw BackendError("xla: the plugin '" + info_.path + "' has no FFI extension, so it cannot run the custom call '" +
+                       target + "'");
+  const std::string& on = platform.empty() ? info_.platform : platform;
+  auto a = args<PJRT_FFI_Register_Handler_Args>(PJRT_FFI_Register_Handler_Args_STRUCT_SIZE);
+  a.target_name = target.data();
+  a.target_name_size = target.size();
+  a.handler = handler;
+  a.platform_name = on.data();
+  a.platform_name_size = on.size();
+  check(ffi_->register_handler(&a), "registering the FFI handler of custom call '" + target + "'");
+}
+
 const Plugin& Plugin::get() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -252,6 +276,7 @@ const Plugin& Plugin::get() {
     }
     try {
       s.plugin = std::make_unique<Plugin>(c.path, options);
+      for (const State::Ffi& f : s.ffi) s.plugin->register_ffi(f.target, f.handler, f.platform);
       return *s.plugin;
     } catch (const BackendError& e) {
       tried += "\n  " + c.path + ": " + e.what();
@@ -288,6 +313,23 @@ void add_search_directories(const std::vector<std::string>& dirs) {
   std::lock_guard<std::mutex> lock(s.mu);
   for (const std::string& d : dirs)
     if (std::find(s.extra_dirs.begin(), s.extra_dirs.end(), d) == s.extra_dirs.end()) s.extra_dirs.push_back(d);
+}
+
+void register_ffi_target(const std::string& target, void* handler, const std::string& platform) {
+  if (target.empty()) throw ValidationError("xla: register_ffi_target: the target name is empty");
+  if (handler == nullptr) throw ValidationError("xla: register_ffi_target '" + target + "': the handler is NULL");
+  auto& s = xla_backend::state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.plugin) s.plugin->register_ffi(target, handler, platform);
+  s.ffi.push_back({target, handler, platform});
+}
+
+std::vector<std::string> ffi_targets() {
+  auto& s = xla_backend::state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<std::string> out;
+  for (const auto& f : s.ffi) out.push_back(f.target);
+  return out;
 }
 
 const PluginInfo& plugin_info() { return xla_backend::Plugin::get().info(); }

@@ -9,6 +9,7 @@
 
 #include "evoxc/backends/xla.h"
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_ffi_extension.h"
 
 namespace evoxc::xla_backend {
 
@@ -26,6 +27,9 @@ class Plugin {
   // Whether buffers live in host memory (the CPU platform): inputs then alias the caller's memory and
   // outputs are read in place.
   bool host_memory() const { return host_memory_; }
+  // Registers a typed XLA FFI handler (an XLA_FFI_Handler*) for custom calls to `target` on `platform` (empty: the
+  // client's platform) through the plugin's FFI extension; BackendError when it has none or refuses.
+  void register_ffi(const std::string& target, void* handler, const std::string& platform) const;
 
   // BackendError "xla: <what>[ <index>]: <the plugin's message>" when `e` is an error (which is destroyed). The
   // message is built only then: the run path allocates nothing for it.
@@ -50,7 +54,8 @@ class Plugin {
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
   xla::PluginInfo info_;
-  bool host_memory_ = false;  // decided once, at load: the run path compares no strings
+  bool host_memory_ = false;                 // decided once, at load: the run path compares no strings
+  const PJRT_FFI_Extension* ffi_ = nullptr;  // the plugin's FFI extension, found at load (none: nullptr)
 };
 
 // PJRT's args structs: zeroed, with their struct_size.
