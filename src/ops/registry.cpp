@@ -143,7 +143,6 @@ const bool kLoaderInstalled = (set_op_catalogue_loader([] { (void)registry(); })
 }  // namespace
 }  // namespace evoxc
 
-
 namespace evoxc {
 namespace {
 

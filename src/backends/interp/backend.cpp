@@ -87,4 +87,3 @@ class InterpBackend final : public Backend {
 
 }  // namespace
 }  // namespace evoxc
-

@@ -310,4 +310,3 @@ class MlirBackend final : public Backend {
 
 }  // namespace
 }  // namespace evoxc
-

@@ -352,4 +352,3 @@ class XlaBackend final : public Backend {
 
 }  // namespace
 }  // namespace evoxc
-
