@@ -62,7 +62,7 @@ run: build bench-venv
 
 test: build bench-venv
 	ctest --preset $(PRESET)
-	$(PY) -m pytest tests/python -q
+	$(PY) -m pytest tests/python -q -rs
 
 # The C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang-22), with a short run of
 # every fuzzer (EVOXC_FUZZ_SECONDS each); any finding fails.
@@ -74,7 +74,7 @@ test-sanitize: deps
 # The concurrency tests under ThreadSanitizer: only these test programs are built with TSan.
 # OpenBLAS's own threads are not instrumented, so they run single-threaded: a precaution against
 # false reports (none were seen without it on these tests).
-TSAN_TESTS := pipeline_concurrency_stress_test pipeline_tiered_test interp_streams_test backends_async_runtime_test backends_scratch_memory_test gp_gp_test $(if $(wildcard tests/pipeline/run_budget_test.cpp),pipeline_run_budget_test)
+TSAN_TESTS := pipeline_concurrency_stress_test pipeline_tiered_test interp_streams_test io_async_test backends_async_runtime_test backends_scratch_memory_test gp_gp_test $(if $(wildcard tests/pipeline/run_budget_test.cpp),pipeline_run_budget_test)
 test-tsan: deps
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan --target $(TSAN_TESTS)

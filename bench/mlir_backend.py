@@ -184,6 +184,12 @@ def host_cost(reps):
         exe = evoxc.build(g, backend=backend)
         out[f"evoxc {backend}: C++ execute"] = native(exe, (x, y), reps)
         out[f"evoxc {backend}: Python run"] = time_call(lambda: evoxc.run(exe, x, y), 0.05, reps)
+        if backend == "xla":
+            # Inputs already the plugin's (a run's outputs, fed back), as jax.device_put's arrays are jax.jit's.
+            z = evoxc.run(exe, x, y)
+            w = evoxc.run(exe, z, z)
+            out["evoxc xla: C++ execute, plugin's buffers"] = native(exe, (z, w), reps)
+            out["evoxc xla: Python run, plugin's buffers"] = time_call(lambda: evoxc.run(exe, z, w), 0.05, reps)
     try:
         import jax
         f = jax.jit(lambda a, b: a + b)

@@ -37,6 +37,7 @@ from . import numpy  # noqa: E402,F401
 from . import gp  # noqa: E402,F401
 from ._api import BatchReport, SwitchRecord  # noqa: E402,F401
 from ._backends import backends  # noqa: E402,F401  (a namespace: evoxc.backends.stablehlo.export, .available())
+from . import io  # noqa: E402,F401  (async host/device copies: evoxc.io.prefetch, sink, wait_all)
 from . import xla  # noqa: E402,F401  (the xla backend's PJRT plugin: evoxc.xla.plugin_info(), .discover())
 from .xla import initialize  # noqa: E402,F401  (the seed's spelling: evoxc.initialize(platform=..., path=...))
 from ._native import ABI_VERSION, abi_version, check_abi, get_include, get_library  # noqa: E402,F401  (the C ABI)
@@ -52,7 +53,6 @@ _NOT_YET = {
     "random": "evoxc.random (key-based RNG ops) is not implemented yet",
     "sparse": "evoxc.sparse (sparse tensors) is not implemented yet",
     "dist": "evoxc.dist (collectives) is not implemented yet",
-    "io": "evoxc.io (async host/device copies) needs a device runtime, which this build does not have",
     "persist": "evoxc.persist (disk caches) is not implemented yet; Graph.save/CompiledArtifact.save persist objects",
     "block": "evoxc.block (custom ops with portable decompositions) is not implemented yet",
     "external_call": "evoxc.external_call (opaque kernels) is not implemented yet",

@@ -70,6 +70,8 @@ std::vector<ErrorClass>& error_classes() {
       {"VerifyError", "A graph breaks an IR invariant.", PyExc_ValueError, is_a<VerifyError>},
       {"RunLimitError", "A run hit a limit of its options (deadline, loop iterations, cancellation).",
        PyExc_RuntimeError, is_a<RunLimitError>},
+      {"TimeoutError", "A wait ran out of time; what it waited for goes on (evoxc.io's copies).", PyExc_TimeoutError,
+       is_a<evoxc::TimeoutError>},
       {"InternalError", "An evoxc bug: please report it.", nullptr, is_a<InternalError>},
   };
   return classes;
@@ -404,11 +406,16 @@ void bind_core(nb::module_& m) {
   nb::class_<Device>(m, "Device", "Where a tensor's storage lives: Device('cpu', 0), Device('cuda', 1), ...")
       .def(
           "__init__",
-          [](Device* self, const std::string& kind, int index) {
+          [](Device* self, const std::string& kind, std::optional<int> index) {
+            // "cuda:1" carries its index; a second one must agree with it.
             Device d = Device::parse(kind);
-            new (self) Device(d.kind, index);
+            bool has_index = kind.find(':') != std::string::npos;
+            if (index && has_index && *index != d.index)
+              throw ValidationError("Device('" + kind + "', " + std::to_string(*index) + "): two different indices");
+            if (index && *index < 0) throw ValidationError("Device: a negative index " + std::to_string(*index));
+            new (self) Device(d.kind, index ? *index : d.index);
           },
-          nb::arg("kind") = "cpu", nb::arg("index") = 0)
+          nb::arg("kind") = "cpu", nb::arg("index") = nb::none())
       .def_prop_ro("kind", [](const Device& d) { return std::string(d.kind_name()); })
       .def_ro("index", &Device::index)
       .def("__repr__", &Device::repr)

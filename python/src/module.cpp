@@ -21,4 +21,5 @@ NB_MODULE(_core, m) {
   bind_ops_indexing(m);
   bind_gp(m);
   bind_xla(m);
+  bind_io(m);
 }

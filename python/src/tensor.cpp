@@ -124,8 +124,11 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("ndim", &Tensor::rank)
       .def_prop_ro("size", &Tensor::numel)
       .def_prop_ro("nbytes", &Tensor::nbytes)
-      .def("to", &Tensor::to, nb::arg("device"),
-           "The only transfer primitive: a copy of this tensor on `device` (cpu -> cpu copies).")
+      .def("to", &Tensor::to, nb::arg("device"), nb::call_guard<nb::gil_scoped_release>(),
+           "The only transfer primitive: a copy of this tensor on `device`, complete when it returns. cpu:0 is the "
+           "host (cpu -> cpu copies); other devices are the xla backend's PJRT plugin's (its CPU devices 1.. and its "
+           "GPUs); DeviceError when nothing serves `device`, saying why. evoxc.io.prefetch/sink run it in the "
+           "background.")
       .def("clone", &Tensor::clone)
       .def(
           "reshape", [](const Tensor& t, nb::handle shape) { return t.reshaped(int_shape(shape)); }, nb::arg("shape"),

@@ -84,6 +84,14 @@ std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t nbytes, Device device, s
   return std::shared_ptr<Buffer>(new Buffer(data, nbytes, device, std::move(release)));
 }
 
+std::shared_ptr<Buffer> Buffer::wrap_device(void* data, size_t nbytes, Device device, const DeviceRuntime* runtime,
+                                            void* handle, std::function<void(void*)> release) {
+  std::shared_ptr<Buffer> b(new Buffer(data, nbytes, device, std::move(release)));
+  b->runtime_ = runtime;
+  b->handle_ = handle;
+  return b;
+}
+
 Buffer::~Buffer() {
   if (release_) release_(data_);
 }
@@ -154,7 +162,7 @@ Device Tensor::device() const { return buffer_ ? buffer_->device() : Device::cpu
 
 void* Tensor::raw_data() const {
   if (!buffer_) throw ValidationError("Tensor: undefined tensor has no data");
-  if (buffer_->device().kind != Device::Kind::Cpu)
+  if (buffer_->device().kind != Device::Kind::Cpu || (!buffer_->data() && buffer_->runtime() && numel_))
     throw DeviceError("Tensor: data of a tensor on " + buffer_->device().to_string() +
                       " cannot be read on the host; call .to(Device::cpu()) first");
   return buffer_->data();
@@ -176,12 +184,6 @@ double Tensor::get_as_double(int64_t i) const {
       return static_cast<double>(p[i]);
     }
   });
-}
-
-Tensor Tensor::to(Device device) const {
-  if (device.kind != Device::Kind::Cpu || this->device().kind != Device::Kind::Cpu)
-    throw DeviceError("Tensor::to: no runtime for " + device.to_string() + " in this build (cpu only)");
-  return clone();
 }
 
 Tensor Tensor::clone() const {
@@ -236,7 +238,7 @@ void format_rec(const Tensor& t, size_t dim, int64_t& flat, std::string& out) {
 
 std::string Tensor::to_string() const {
   if (!defined()) return "<undefined>";
-  if (device().kind != Device::Kind::Cpu) return repr();
+  if (device().kind != Device::Kind::Cpu || (!buffer_->data() && numel_)) return repr();
   std::string out;
   int64_t flat = 0;
   format_rec(*this, 0, flat, out);

@@ -1,10 +1,12 @@
 // The staging pipeline: options, the lowered program, the executable and the stage functions.
 #include "evoxc/pipeline/pipeline.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "evoxc/core/device_runtime.h"
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
 
@@ -262,7 +264,13 @@ Executable Backend::load(const CompiledArtifact& artifact, Device device) const 
 
 // ---- stages ----
 
-std::vector<Device> devices() { return {Device::cpu(0)}; }
+std::vector<Device> devices() {
+  std::vector<Device> out{Device::cpu(0)};
+  for (const DeviceRuntime* runtime : device_runtimes())
+    for (Device d : runtime->devices())
+      if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  return out;
+}
 
 LoweredProgram lower(const Graph& graph, std::string_view backend) { return get_backend(backend).lower(graph); }
 

@@ -30,6 +30,7 @@ EVOXC_DEFINE_ERROR(ValidationError)   // run-boundary inputs do not match the ex
 EVOXC_DEFINE_ERROR(ParseError)        // EvoXIR text does not parse
 EVOXC_DEFINE_ERROR(VerifyError)       // a graph breaks an IR invariant
 EVOXC_DEFINE_ERROR(RunLimitError)     // a run hit a limit of its RunOptions (deadline, loop iterations, cancel)
+EVOXC_DEFINE_ERROR(TimeoutError)      // a wait ran out of time (what it waited for goes on)
 EVOXC_DEFINE_ERROR(InternalError)     // an evoxc bug: please report it
 
 #undef EVOXC_DEFINE_ERROR

@@ -14,6 +14,8 @@
 
 namespace evoxc {
 
+class DeviceRuntime;  // evoxc/core/device_runtime.h
+
 // Raw storage. Host buffers that evoxc allocates are 64-byte aligned.
 class Buffer {
  public:
@@ -21,6 +23,10 @@ class Buffer {
   static std::shared_ptr<Buffer> allocate(size_t nbytes, bool zero = false);
   // Wraps caller memory; `release` runs when the last Tensor referring to it dies (may be empty).
   static std::shared_ptr<Buffer> wrap(void* data, size_t nbytes, Device device, std::function<void(void*)> release);
+  // Storage a device runtime holds: `handle` is the runtime's own object for it (a PJRT buffer), `data` its address
+  // when the host can read it (a CPU device's memory), else nullptr. `release(data)` runs when the last Tensor dies.
+  static std::shared_ptr<Buffer> wrap_device(void* data, size_t nbytes, Device device, const DeviceRuntime* runtime,
+                                             void* handle, std::function<void(void*)> release);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -28,6 +34,10 @@ class Buffer {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // The runtime holding this storage; nullptr for host memory.
+  const DeviceRuntime* runtime() const { return runtime_; }
+  // The runtime's handle when `runtime` holds this storage, else nullptr (one compare: the run path asks it).
+  void* handle(const DeviceRuntime* runtime) const { return runtime_ == runtime ? handle_ : nullptr; }
 
  private:
   Buffer(void* d, size_t n, Device dev, std::function<void(void*)> rel)
@@ -36,6 +46,8 @@ class Buffer {
   size_t nbytes_;
   Device device_;
   std::function<void(void*)> release_;
+  const DeviceRuntime* runtime_ = nullptr;
+  void* handle_ = nullptr;
 };
 
 class Tensor {
@@ -74,7 +86,8 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(numel_) * size_of(dtype_); }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
 
-  // Host pointers. DeviceError when the tensor is not on the cpu; TypeError when T does not match dtype.
+  // Host pointers. DeviceError when the host cannot read the storage (not on a cpu device, or a runtime's storage
+  // with no host address); TypeError when T does not match dtype.
   void* raw_data() const;
   template <typename T>
   T* data() const {
@@ -89,8 +102,10 @@ class Tensor {
   // Element i (row-major flat index) as double, whatever the dtype (for printing and tests).
   double get_as_double(int64_t i) const;
 
-  // The only transfer primitive. cpu -> cpu copies; any other device is a DeviceError here
-  // because this build has no device runtime.
+  // The only transfer primitive: a copy of this tensor on `device`, complete when it returns. cpu:0 is the host
+  // (cpu:0 -> cpu:0 copies); every other device is a registered DeviceRuntime's (the xla backend's PJRT plugin:
+  // its CPU devices 1.. and its GPUs), and storage there comes back only through this. DeviceError when no runtime
+  // serves `device`, with each one's reason. Defined in device_runtime.cpp.
   Tensor to(Device device) const;
   Tensor clone() const;
   // Same storage, new shape with the same number of elements (ShapeError otherwise).

@@ -340,7 +340,8 @@ const Backend* find_backend(std::string_view name);
 // The registered names, sorted.
 std::vector<std::string> backend_names();
 
-// Devices this host can run on (always cpu:0; more when device runtimes exist).
+// Devices this host can run on: cpu:0 (the host), then each device runtime's devices (the xla backend's PJRT
+// plugin's: loading it, so call xla::initialize before this when the plugin needs options).
 std::vector<Device> devices();
 
 // ---- stages ----

@@ -86,8 +86,10 @@ std::string platform_asked(const std::optional<xla::InitOptions>& chosen) {
   return env("EVOXC_PLATFORM");
 }
 
-std::vector<xla::Candidate> candidates(const State& s) {
+// `prefer`: the platform a first use needs (Plugin::get), when nothing else chose one.
+std::vector<xla::Candidate> candidates(const State& s, std::string_view prefer = {}) {
   std::string platform = platform_asked(s.chosen);
+  if (platform.empty()) platform = prefer;
   std::string path = s.chosen && !s.chosen->path.empty() ? s.chosen->path : env("EVOXC_PJRT_PLUGIN");
   std::vector<xla::Candidate> out;
   if (!path.empty()) {
@@ -197,8 +199,18 @@ Plugin::Plugin(const std::string& path, const xla::InitOptions& options) {
     kind.device_description = desc.device_description;
     check(api_->PJRT_DeviceDescription_Kind(&kind), "a device's kind");
     info_.devices.emplace_back(kind.device_kind, kind.device_kind_size);
+    auto id = args<PJRT_DeviceDescription_Id_Args>(PJRT_DeviceDescription_Id_Args_STRUCT_SIZE);
+    id.device_description = desc.device_description;
+    check(api_->PJRT_DeviceDescription_Id(&id), "a device's id");
+    device_ids_.push_back(id.id);
   }
   if (devices_.empty()) throw BackendError("xla: the plugin '" + path + "' has no addressable device");
+}
+
+int Plugin::index_of(const PJRT_Device* device) const {
+  for (size_t i = 0; i < devices_.size(); ++i)
+    if (devices_[i] == device) return static_cast<int>(i);
+  return -1;
 }
 
 PJRT_Device* Plugin::device(int index) const {
@@ -261,13 +273,15 @@ void Plugin::register_ffi(const std::string& target, void* handler, const std::s
   check(ffi_->register_handler(&a), "registering the FFI handler of custom call '" + target + "'");
 }
 
-const Plugin& Plugin::get() {
+const Plugin& Plugin::get(std::string_view prefer_platform) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.plugin) return *s.plugin;
   xla::InitOptions options = s.chosen.value_or(xla::InitOptions{});
   if (options.platform.empty()) options.platform = env("EVOXC_PLATFORM");
-  std::vector<xla::Candidate> found = candidates(s);
+  bool path_given = (s.chosen && !s.chosen->path.empty()) || !env("EVOXC_PJRT_PLUGIN").empty();
+  if (options.platform.empty() && !path_given) options.platform = prefer_platform;
+  std::vector<xla::Candidate> found = candidates(s, path_given ? std::string_view() : prefer_platform);
   std::string tried;
   for (const xla::Candidate& c : found) {
     if (!c.rejected.empty()) {
