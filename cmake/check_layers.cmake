@@ -1,4 +1,5 @@
-# Fails when a file of one layer includes a public header of a layer to its right (DESIGN §3).
+# Fails when a file of one layer includes a header of a layer to its right (docs/architecture.md: the layer order):
+# a public one ("evoxc/<layer>/...") or a private one by its src/-relative path ("<layer>/...").
 # Run as: cmake -DROOT=<repo> -DLAYERS="core;ir;..." -P check_layers.cmake
 set(bad "")
 string(REPLACE "," ";" LAYERS "${LAYERS}")
@@ -8,9 +9,9 @@ foreach(i RANGE ${last})
   list(GET LAYERS ${i} layer)
   file(GLOB_RECURSE files ${ROOT}/src/${layer}/*.cpp ${ROOT}/src/${layer}/*.h ${ROOT}/include/evoxc/${layer}/*.h)
   foreach(f ${files})
-    file(STRINGS ${f} incs REGEX "^#include \"evoxc/[a-z_]+/")
+    file(STRINGS ${f} incs REGEX "^#include \"(evoxc/)?[a-z_]+/")
     foreach(inc ${incs})
-      string(REGEX REPLACE "^#include \"evoxc/([a-z_]+)/.*" "\\1" target "${inc}")
+      string(REGEX REPLACE "^#include \"(evoxc/)?([a-z_]+)/.*" "\\2" target "${inc}")
       list(FIND LAYERS ${target} j)
       # trace and interp are siblings: neither may include the other. passes and pipeline
       # stand beside them too: a pass rewrites IR and pipeline knows backends only through

@@ -1,5 +1,5 @@
 # Fails when code outside the op registry compares an op's name with a string: behaviour attached
-# to ops is a row of a RuleTable keyed by op id (include/evoxc/ops/rule_table.h, DESIGN §3, §5).
+# to ops is a row of a RuleTable keyed by op id (include/evoxc/ops/rule_table.h; docs/architecture.md, "Rule tables").
 # Run as: cmake -DROOT=<tree> [-DOPS_DOC=<docs/semantics.md>] -P check_op_names.cmake
 #
 # The op names and the string attributes come from OPS_DOC (default ROOT/docs/semantics.md): the

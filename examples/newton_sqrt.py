@@ -14,7 +14,7 @@ def sqrt_newton(x):
         y, prev = s
         return 0.5 * (y + x / y), y
 
-    y, _prev = evoxc.while_loop(cond_fn, body_fn, (x, evoxc.constant(evoxc.zeros((), evoxc.float32))))
+    y, _prev = evoxc.while_loop(cond_fn, body_fn, (x, evoxc.zeros_like(x)))
     return y
 
 

@@ -44,6 +44,7 @@ def tensor(data, dtype=None) -> Tensor:
             a = a.astype(np.int64)
         elif a.dtype.kind in "OUS":
             raise _core.DTypeError(f"evoxc.tensor: cannot make a tensor of {type(data).__name__} data")
+    _check_array_dtype(a, "evoxc.tensor")
     if not (a.flags.c_contiguous and a.flags.aligned):
         a = a.copy(order="C")  # a fresh, aligned, contiguous copy
     return _core._tensor_from_array(a)
@@ -54,9 +55,20 @@ def from_dlpack(x) -> Tensor:
     imported in this build (DeviceError otherwise)."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, np.ndarray) and not (x.flags.c_contiguous and x.flags.aligned):
-        raise ValidationError("from_dlpack: the array is not C-contiguous and aligned (use evoxc.tensor to copy)")
+    if isinstance(x, np.ndarray):
+        _check_array_dtype(x, "from_dlpack")
+        if not (x.flags.c_contiguous and x.flags.aligned):
+            raise ValidationError("from_dlpack: the array is not C-contiguous and aligned (use evoxc.tensor to copy)")
+    elif not hasattr(x, "__dlpack__"):
+        raise _core.DTypeError(f"from_dlpack: a {type(x).__name__} is not a DLPack producer (it has no __dlpack__)")
     return _core._tensor_from_array(x)
+
+
+def _check_array_dtype(a, what):
+    """DTypeError naming numpy dtypes evoxc has no type for (object, strings, complex, datetimes, structured)."""
+    if (a.dtype.kind not in "biuf" and a.dtype.name != "bfloat16") or a.dtype.fields is not None:
+        raise _core.DTypeError(f"{what}: evoxc has no dtype for numpy's {a.dtype} (bool, int8-64, uint8-64, float16, "
+                               "float32 and float64 arrays are taken)")
 
 
 def _tensor_numpy(self) -> np.ndarray:
@@ -551,8 +563,8 @@ def _broadcast_axes(axes, tree, path, out):
     """Walks `tree` (specs) with the prefix tree `axes`; appends (path, spec, axis or None) per spec leaf."""
     if axes is None or isinstance(axes, int):
         leaves, td = flatten(tree)
-        for i, l in enumerate(leaves):
-            out.append((path, l, axes))
+        for p, l in zip(td.leaf_paths(path), leaves):
+            out.append((p or "<root>", l, axes))
         return
     if isinstance(axes, dict):
         if not isinstance(tree, dict) or set(axes) != set(tree):

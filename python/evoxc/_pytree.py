@@ -41,6 +41,19 @@ class TreeDef:
             raise ValueError("unflatten: too many leaves")
         return out
 
+    def leaf_paths(self, path: str = "") -> list:
+        """The path of each leaf, in flatten's order: "[0]['w']" (indices, then dict keys and dataclass fields)."""
+        if self.kind == _LEAF:
+            return [path]
+        out = []
+        if self.kind in (_DICT, _DATACLASS):
+            for k, c in zip(self.keys, self.children):
+                out += c.leaf_paths(f"{path}[{k!r}]" if self.kind == _DICT else f"{path}.{k}")
+        else:
+            for i, c in enumerate(self.children):
+                out += c.leaf_paths(f"{path}[{i}]")
+        return out
+
     def _build(self, it):
         k = self.kind
         if k == _LEAF:

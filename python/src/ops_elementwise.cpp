@@ -250,6 +250,13 @@ void bind_ops_elementwise(nb::module_& m) {
       "numpy.arange(start, stop, step, dtype) with static bounds (one argument is stop); dtype None: int64 when "
       "all are ints, else float32.");
   def_op(
+      m, "eye", [](int64_t n, std::optional<int64_t> cols, int64_t k, DType dtype) { return eye(n, cols, k, dtype); },
+      nb::arg("N"), nb::arg("M") = nb::none(), nb::arg("k") = 0, nb::arg("dtype") = kDefaultFloat,
+      "numpy.eye(N, M, k, dtype): ones on diagonal k of an N x M matrix (M = N when None), zeros elsewhere.");
+  def_op(
+      m, "identity", [](int64_t n, DType dtype) { return identity(n, dtype); }, nb::arg("n"),
+      nb::arg("dtype") = kDefaultFloat, "numpy.identity(n, dtype): eye(n).");
+  def_op(
       m, "linspace",
       [](double start, double stop, int64_t num, bool endpoint, DType dtype) {
         return linspace(start, stop, num, endpoint, dtype);

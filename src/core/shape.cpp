@@ -59,6 +59,13 @@ std::string tensor_type_string(const Shape& s, DType t) {
 
 std::string TensorSpec::to_string() const { return tensor_type_string(shape, dtype); }
 
+void TensorSpec::check_extents() const {
+  for (size_t i = 0; i < shape.rank(); ++i)
+    if (shape[i].is_const() && shape[i].value() < 0)
+      throw ShapeError("TensorSpec: extent " + std::to_string(shape[i].value()) + " of axis " + std::to_string(i) +
+                       " is negative");
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& what) {
   size_t r = std::max(a.rank(), b.rank());
   std::vector<DimExpr> out(r);

@@ -37,6 +37,4 @@ const KernelTable& kernel_table() {
 
 const RuleTableBase& kernels() { return kernel_table(); }
 
-bool has_kernel(uint32_t op_id) { return kernel_table().has(op_id); }
-
 }  // namespace evoxc::interp

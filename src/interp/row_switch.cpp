@@ -194,9 +194,14 @@ KernelPtr make_row_switch(PrepareCtx& ctx) {
   auto k = std::make_unique<RowSwitchKernel>();
   k->n_ops = static_cast<int>(n);
   const DType t = ctx.operand(0).dtype();
-  for (const std::string& name : row_switch_variants(ctx.attr_string("variants"))) {
-    const OpDef* v = find_op(name);
-    if (v == nullptr) ctx.fail("unknown variant '" + name + "'");
+  std::vector<const OpDef*> variants;
+  try {
+    variants = row_switch_variants(ctx.attrs());
+  } catch (const TypeError& e) {
+    ctx.fail(e.what());
+  }
+  for (const OpDef* v : variants) {
+    const std::string& name = v->name;
     try {
       std::vector<TensorType> r = infer_result_types(*v, operand_types, {});
       if (r.size() != 1 || r[0] != res.type())

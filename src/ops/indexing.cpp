@@ -1,4 +1,5 @@
-// OpDefs for gather, scatter, dynamic_slice and dynamic_update_slice (index form: docs/semantics-indexing.md).
+// OpDefs for gather, scatter, dynamic_slice and dynamic_update_slice (index form: docs/semantics.md, "Indexing, sorting
+// and scans").
 #include <string>
 #include <vector>
 

@@ -39,23 +39,17 @@ TensorType variant_type(const OpDef& v, std::span<const TensorType> ops) {
 }
 
 std::vector<TensorType> infer(std::span<const TensorType> ops, const AttrMap& attrs) {
-  const std::string& spec = attr_string(attrs, "variants", kOp);
   const std::vector<int64_t>& rows = attr_ints(attrs, "rows", kOp);
-  std::vector<std::string> names = row_switch_variants(spec);
+  std::vector<const OpDef*> defs = row_switch_variants(attrs);
   const auto n = static_cast<int>(ops.size());
-  std::vector<const OpDef*> defs;
-  for (const std::string& name : names) {
-    const OpDef* v = find_op(name);
-    if (v == nullptr)
-      throw TypeError(op_label(kOp) + ": unknown variant '" + name + "' in 'variants' (\"" + spec +
-                      "\"); it takes comma-separated names of registered ops, without spaces");
+  for (const OpDef* v : defs) {
+    const std::string& name = v->name;
     if (!switchable(v->category))
       throw TypeError(op_label(kOp) + ": variant '" + name + "' is a " + op_category_name(v->category) +
                       " op; variants must be elementwise_unary, elementwise_binary or comparison ops");
     if (n < v->min_operands || n > v->max_operands)
       throw TypeError(op_label(kOp) + " takes as many operands as each of its variants: variant '" + name + "' takes " +
                       arity(*v) + ", got " + std::to_string(n));
-    defs.push_back(v);
   }
   TensorType r = variant_type(*defs[0], ops);
   for (size_t i = 1; i < defs.size(); ++i) {
@@ -119,16 +113,28 @@ void register_row_switch_ops(OpTable& t) {
 
 namespace evoxc {
 
-std::vector<std::string> row_switch_variants(const std::string& spec) {
-  std::vector<std::string> names;
+std::vector<const OpDef*> row_switch_variants(const AttrMap& attrs) {
+  const std::string& spec = attr_string(attrs, "variants", "row_switch");
+  std::vector<const OpDef*> defs;
   size_t start = 0;
   while (true) {
     size_t comma = spec.find(',', start);
-    names.push_back(spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    std::string name = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const OpDef* v = find_op(name);
+    if (v == nullptr)
+      throw TypeError(ops_detail::op_label("row_switch") + ": unknown variant '" + name + "' in 'variants' (\"" + spec +
+                      "\"); it takes comma-separated names of registered ops, without spaces");
+    defs.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return names;
+  return defs;
+}
+
+std::string row_switch_spec(std::span<const uint32_t> op_ids) {
+  std::string spec;
+  for (size_t i = 0; i < op_ids.size(); ++i) spec += (i ? "," : "") + op_def(op_ids[i]).name;
+  return spec;
 }
 
 }  // namespace evoxc

@@ -1,4 +1,4 @@
-// OpDefs for sort, argsort, top_k and searchsorted (ordering rules: docs/semantics-indexing.md).
+// OpDefs for sort, argsort, top_k and searchsorted (ordering rules: docs/semantics.md, "Sorting").
 #include <string>
 #include <vector>
 

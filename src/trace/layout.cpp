@@ -335,6 +335,15 @@ SymbolicTensor arange(const Operand& stop, std::optional<DType> dtype, SrcLoc lo
   return arange(Operand(0), stop, Operand(1), dtype, loc);
 }
 
+SymbolicTensor eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype, SrcLoc loc) {
+  int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0)
+    throw ShapeError("eye: extents must be >= 0, got " + std::to_string(n) + " x " + std::to_string(cols));
+  Shape shape = Shape::from_ints({n, cols});
+  SymbolicTensor row = iota(shape, 0, DType::I64, loc), col = iota(shape, 1, DType::I64, loc);
+  return astype(evoxc::equal(row + k, col, loc), dtype, loc);
+}
+
 SymbolicTensor linspace(double start, double stop, int64_t num, bool endpoint, DType dtype, SrcLoc loc) {
   if (num < 0) throw ShapeError("linspace: num must be >= 0, got " + std::to_string(num));
   return TraceContext::current().emit1(

@@ -7,6 +7,7 @@
 
 #include "evoxc/core/flat_table.h"
 #include "evoxc/core/small_vector.h"
+#include "evoxc/ops/row_switch.h"
 #include "evoxc/passes/passes.h"
 #include "evoxc/trace/indexing.h"
 #include "evoxc/transforms/batch.h"
@@ -756,10 +757,8 @@ class Merger {
       }
       operands.push_back(a.v);
     }
-    std::string variants;
-    for (size_t i = 0; i < rec.variants.size(); ++i) variants += (i ? "," : "") + rec.variants[i];
-    SymbolicTensor out =
-        tracer_.context().emit1(row_switch, operands, {{"variants", variants}, {"rows", rows}}, SrcLoc::current());
+    SymbolicTensor out = tracer_.context().emit1(
+        row_switch, operands, {{"variants", row_switch_spec(ids)}, {"rows", rows}}, SrcLoc::current());
     rep_.switched.push_back(std::move(rec));
     bind_results(progs, ops, {{out, true}});
   }

@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "evoxc/core/error.h"
+
 namespace evoxc {
 namespace {
 
@@ -20,6 +22,11 @@ TEST(Shape, AnyRankKeepsItsExtentsThroughCopiesAndInserts) {
     EXPECT_EQ(copy[0], DimExpr(7));
     EXPECT_NE(copy, s);
   }
+}
+
+TEST(TensorSpecs, ANegativeExtentIsAShapeError) {
+  EXPECT_THROW(TensorSpec(Shape{DimExpr(2), DimExpr(-3)}, DType::F32), ShapeError);
+  EXPECT_NO_THROW(TensorSpec(Shape{DimExpr(0), Dim("N")}, DType::F32));
 }
 
 }  // namespace

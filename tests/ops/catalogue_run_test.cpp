@@ -36,7 +36,7 @@ TEST(Catalogue, EveryOpRunsOnEveryAcceptedDtype) {
       EXPECT_NE(interp::kernels().deferral(def->id), nullptr) << def->name;
       continue;
     }
-    EXPECT_TRUE(interp::has_kernel(def->id)) << def->name << " has no interpreter kernel";
+    EXPECT_TRUE(interp::kernels().has(def->id)) << def->name << " has no interpreter kernel";
     for (DType t : testing::all_dtypes()) {
       if (def->max_operands != 0 && !dtype_in_class(t, def->operand_dtypes)) continue;
       if (def->max_operands == 0 && t != DType::F32) continue;  // creation ops: the dtype is an attribute

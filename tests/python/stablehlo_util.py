@@ -6,7 +6,11 @@ import re
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+# jax is a test dependency (`make test` installs it into .venv with the bench extras); without it these checks cannot
+# run, and the skip says so (pytest -rs, as `make test` runs it, prints the reason). The private modules are jaxlib's
+# MLIR context and XLA client: a jax that moves them fails the import loudly rather than skipping.
+jax = pytest.importorskip("jax", reason="the StableHLO checks need jax (its MLIR parser and XLA's compiler): "
+                                         "`make bench-venv` installs it into .venv")
 from jax._src import xla_bridge  # noqa: E402
 from jax._src.interpreters import mlir as jax_mlir  # noqa: E402
 from jax._src.lib import xla_client  # noqa: E402

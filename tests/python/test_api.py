@@ -665,3 +665,50 @@ def test_disk_cache_is_private_and_refuses_what_others_could_write(tmp_path):
         cache.compile(evoxc.lower(g))
     os.chmod(entry, 0o600)
     assert cache.compile(evoxc.lower(g))[1]
+
+
+# ---- what a new user trips over (issue 24's read-through) ----
+
+def test_a_negative_extent_in_a_spec_is_a_shape_error():
+    with pytest.raises(evoxc.ShapeError, match="extent -3 of axis 0 is negative"):
+        TensorSpec((-3,), evoxc.float32)
+    TensorSpec((0, evoxc.Dim("N")), evoxc.float32)  # zero and symbolic extents are fine
+
+
+def test_vmap_extent_mismatch_names_the_arguments():
+    f = evoxc.vmap(lambda a, b: a + b)
+    with pytest.raises(evoxc.ValidationError, match=r"mapped extents differ: 3 at \[0\], 5 at \[1\]"):
+        f(TensorSpec((3, 2)), TensorSpec((5, 2)))
+    g = evoxc.vmap(lambda d: d["x"] * d["y"], in_axes=0)
+    with pytest.raises(evoxc.ValidationError, match=r"3 at \[0\]\['x'\], 4 at \[0\]\['y'\]"):
+        g({"x": TensorSpec((3,)), "y": TensorSpec((4,))})
+
+
+def test_arrays_evoxc_has_no_dtype_for_are_dtype_errors():
+    with pytest.raises(evoxc.DTypeError, match="object"):
+        evoxc.tensor(np.array([1, "a"], dtype=object))
+    with pytest.raises(evoxc.DTypeError, match="complex128"):
+        evoxc.tensor(np.ones(3, np.complex128))
+    with pytest.raises(evoxc.DTypeError, match="not a DLPack producer"):
+        evoxc.from_dlpack(object())
+    with pytest.raises(evoxc.DTypeError, match="object"):
+        evoxc.from_dlpack(np.array([None, None]))
+
+
+def test_eye_and_identity_as_in_numpy():
+    for args in [(3,), (3, 4), (4, 3, 1), (4, 3, -2), (2, 2, 5), (0,)]:
+        g = evoxc.trace(lambda: evoxc.eye(*args))
+        np.testing.assert_array_equal(evoxc.run(evoxc.build(g)).numpy(), np.eye(*args, dtype=np.float32))
+    g = evoxc.trace(lambda: (evoxc.identity(3, evoxc.int32), evoxc.numpy.eye(2, dtype=evoxc.bool_)))
+    i3, e2 = evoxc.run(evoxc.build(g))
+    np.testing.assert_array_equal(i3.numpy(), np.identity(3, np.int32))
+    np.testing.assert_array_equal(e2.numpy(), np.eye(2, dtype=bool))
+    with pytest.raises(evoxc.ShapeError):
+        evoxc.trace(lambda: evoxc.eye(-1))
+
+
+def test_examples_print_no_warnings():
+    out = subprocess.run([sys.executable, "-W", "error::UserWarning", "examples/newton_sqrt.py"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "Warning" not in out.stderr, out.stderr

@@ -368,6 +368,21 @@ def test_float_binary(dtype):
     assert_same(run(evoxc.arctan2, z, w), np.arctan2(z, w))
 
 
+def test_nextafter_of_equal_operands_gives_the_second_in_every_float_type():
+    # C99 and IEEE 754 (and XLA's lax.nextafter, float16 included): x == y gives y, so +-0 meet with y's sign. numpy
+    # agrees for float32/float64 but its float16 kernel returns x; evoxc follows the standard in every type.
+    z = np.array([-0.0, 0.0, 1.5, -2.0], np.float32)
+    w = np.array([0.0, -0.0, 1.5, -2.0], np.float32)
+    want_bits = np.array([0.0, -0.0, 1.5, -2.0], np.float32)
+    for dt in (evoxc.float16, evoxc.bfloat16, evoxc.float32, evoxc.float64):
+        g = evoxc.trace(lambda a, b: evoxc.astype(evoxc.nextafter(evoxc.astype(a, dt), evoxc.astype(b, dt)),
+                                                  evoxc.float32),
+                        evoxc.TensorSpec((4,), evoxc.float32), evoxc.TensorSpec((4,), evoxc.float32))
+        got = evoxc.run(evoxc.build(g), z, w).numpy()
+        assert got.tobytes() == want_bits.tobytes(), (dt, got)
+    assert np.nextafter(np.float32(-0.0), np.float32(0.0)).tobytes() == np.float32(0.0).tobytes()
+
+
 def test_logical_and_bitwise():
     rng = np.random.default_rng(13)
     p = rng.random((4, 5)) < 0.5

@@ -29,7 +29,7 @@ inline constexpr DType bf16 = DType::BF16, bfloat16_ = DType::BF16;
 inline constexpr DType f32 = DType::F32, float32 = DType::F32;
 inline constexpr DType f64 = DType::F64, float64 = DType::F64;
 
-// The default float type (DESIGN §4): float32. No silent float64.
+// The default float type (docs/semantics.md, "Element types and promotion"): float32. No silent float64.
 inline constexpr DType kDefaultFloat = DType::F32;
 // The type of indices (argmax, iota defaults): int64, as numpy.
 inline constexpr DType kIndexType = DType::I64;

@@ -51,12 +51,18 @@ struct TensorSpec {
   std::optional<Device> device;
 
   TensorSpec() = default;
-  TensorSpec(Shape s, DType t, std::optional<Device> d = std::nullopt) : shape(std::move(s)), dtype(t), device(d) {}
+  // ShapeError for a negative constant extent (a spec describes a tensor that can exist).
+  TensorSpec(Shape s, DType t, std::optional<Device> d = std::nullopt) : shape(std::move(s)), dtype(t), device(d) {
+    check_extents();
+  }
   // "tensor<4x8xf32>", the printed IR type.
   std::string to_string() const;
   friend bool operator==(const TensorSpec& a, const TensorSpec& b) {
     return a.shape == b.shape && a.dtype == b.dtype && a.device == b.device;
   }
+
+ private:
+  void check_extents() const;
 };
 
 // The printed IR type of a shape and dtype: tensor<4x8xf32>, tensor<f32> for rank 0.

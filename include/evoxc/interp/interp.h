@@ -66,9 +66,6 @@ void check_shapes(const Program& program, std::span<const Tensor> inputs);
 // matrix: has(id) says whether an op has a kernel, deferral(id) why it deliberately has none.
 const RuleTableBase& kernels();
 
-// kernels().has(op_id). Transitional: for callers not yet walking kernels().
-bool has_kernel(uint32_t op_id);
-
 // Threads used for large tensors (default: hardware concurrency, or EVOXC_NUM_THREADS).
 int num_threads();
 

@@ -1,5 +1,5 @@
-// The coverage matrix (DESIGN §5): for every registered op, whether each registered rule table
-// has a rule, a deferral with a reason, or nothing. Its columns are a registry, not a list.
+// The coverage matrix (docs/architecture.md, "Rule tables"): for every registered op, whether each registered rule
+// table has a rule, a deferral with a reason, or nothing. Its columns are a registry, not a list.
 #pragma once
 
 #include <functional>

@@ -10,7 +10,7 @@
 
 namespace evoxc {
 
-// ---- the IR ops, as they are (docs/semantics-indexing.md) ----
+// ---- the IR ops, as they are (docs/semantics.md, "Indexing, sorting and scans") ----
 // gather: the result is indices.shape[:-1] + the operand's extents not in `axes`; entry k of each index vector
 // (the last axis of `indices`) addresses operand axis axes[k]. Indices clamp into range.
 SymbolicTensor gather(const SymbolicTensor& a, const SymbolicTensor& indices, std::vector<int64_t> axes,

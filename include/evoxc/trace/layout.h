@@ -95,6 +95,13 @@ SymbolicTensor one_hot(const SymbolicTensor& x, int64_t num_classes, DType dtype
 SymbolicTensor arange(const Operand& stop, std::optional<DType> dtype = std::nullopt, SrcLoc loc = SrcLoc::current());
 SymbolicTensor arange(const Operand& start, const Operand& stop, const Operand& step = 1,
                       std::optional<DType> dtype = std::nullopt, SrcLoc loc = SrcLoc::current());
+// numpy.eye: an n x m (m: n when absent) matrix with ones on diagonal k (k > 0 above the main one, k < 0 below) and
+// zeros elsewhere; numpy.identity(n) is eye(n). Built from iota and a compare (no op of its own).
+SymbolicTensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, int64_t k = 0, DType dtype = kDefaultFloat,
+                   SrcLoc loc = SrcLoc::current());
+inline SymbolicTensor identity(int64_t n, DType dtype = kDefaultFloat, SrcLoc loc = SrcLoc::current()) {
+  return eye(n, std::nullopt, 0, dtype, loc);
+}
 // numpy.linspace; an int dtype floors the values (numpy >= 1.20).
 SymbolicTensor linspace(double start, double stop, int64_t num = 50, bool endpoint = true, DType dtype = kDefaultFloat,
                         SrcLoc loc = SrcLoc::current());

@@ -467,8 +467,7 @@ Val insert_rows(Emitter& e, const Val& part, const Val& acc, const std::string& 
 }
 
 // The variant op alone on `args`: a detached block holding it, lowered by the table as any op is.
-Val lower_variant(Emitter& e, const Operation& op, const std::string& name, std::span<const Val> args) {
-  const OpDef& def = get_op(name);
+Val lower_variant(Emitter& e, const Operation& op, const OpDef& def, std::span<const Val> args) {
   std::vector<TensorType> types;
   for (const Val& a : args) types.push_back(a.type);
   Block b;
@@ -480,7 +479,7 @@ Val lower_variant(Emitter& e, const Operation& op, const std::string& name, std:
 }
 
 std::vector<Val> row_switch_rule(Emitter& e, const Operation& op, std::span<const Val> in) {
-  std::vector<std::string> variants = row_switch_variants(attr_string(op.attributes(), "variants", "row_switch"));
+  std::vector<const OpDef*> variants = row_switch_variants(op.attributes());
   std::vector<Run> runs = runs_of(attr_ints(op.attributes(), "rows", "row_switch"));
   const TensorType& rt = op.result(0)->type();
   size_t rank = rt.shape.rank();
@@ -491,7 +490,7 @@ std::vector<Val> row_switch_rule(Emitter& e, const Operation& op, std::span<cons
       std::string start = std::to_string(run.start), count = std::to_string(run.count);
       std::vector<Val> args;
       for (const Val& v : in) args.push_back(per_row(v) ? rows_of(e, v, start, count, DimExpr(run.count)) : v);
-      Val part = lower_variant(e, op, variants[static_cast<size_t>(run.variant)], args);
+      Val part = lower_variant(e, op, *variants[static_cast<size_t>(run.variant)], args);
       acc = insert_rows(e, part, acc, start, count);
     }
     return {acc};
@@ -549,7 +548,7 @@ std::vector<Val> row_switch_rule(Emitter& e, const Operation& op, std::span<cons
     for (size_t c = 0; c < used.size(); ++c) {
       e.line(c + 1 < used.size() ? "case " + std::to_string(used[c]) + " {" : std::string("default {"));
       e.indent([&] {
-        Val y = lower_variant(e, op, variants[static_cast<size_t>(used[c])], args);
+        Val y = lower_variant(e, op, *variants[static_cast<size_t>(used[c])], args);
         Val written = insert_rows(e, y, {it, rt}, start, count);
         yield(e, {&written, 1});
       });

@@ -829,7 +829,7 @@ std::vector<Val> lower_searchsorted(Emitter& e, const Operation& op, std::span<c
 // per-row operands sliced, the shared ones whole); the runs are concatenated back along the row axis.
 
 std::vector<Val> lower_row_switch(Emitter& e, const Operation& op, std::span<const Val> in) {
-  std::vector<std::string> variants = row_switch_variants(attr_string(attrs(op), "variants", "row_switch"));
+  std::vector<const OpDef*> variants = row_switch_variants(attrs(op));
   const Ints& rows = attr_ints(attrs(op), "rows", "row_switch");
   const TensorType& rt = rtype(op);
   size_t rank = rt.rank();
@@ -842,7 +842,7 @@ std::vector<Val> lower_row_switch(Emitter& e, const Operation& op, std::span<con
       args.push_back(
           v.type.rank() == rank ? slice_axis(e, v, 0, static_cast<int64_t>(r0), DimExpr(static_cast<int64_t>(r1))) : v);
     // A detached block holding the one variant op: the table lowers it as it lowers any op of a graph.
-    const OpDef& def = get_op(variants[static_cast<size_t>(rows[r0])]);
+    const OpDef& def = *variants[static_cast<size_t>(rows[r0])];
     std::vector<TensorType> types;
     for (const Val& a : args) types.push_back(a.type);
     Block b;
