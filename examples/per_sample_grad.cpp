@@ -21,8 +21,8 @@ int main() {
     evoxc::Executable exe = evoxc::build_graph(per_sample);
     evoxc::Tree<evoxc::Tensor> dw =
         evoxc::run(exe, evoxc::ones({8, 4, 8}), evoxc::zeros({8, 4, 4}), evoxc::full({8, 4}, 0.01));
-    std::cout << "dw: shape (" << dw.leaf().shape()[0] << ", " << dw.leaf().shape()[1] << ", "
-              << dw.leaf().shape()[2] << "), dw[0][0][0] = " << dw.leaf().data<const float>()[0] << "\n";
+    std::cout << "dw: shape (" << dw.leaf().shape()[0] << ", " << dw.leaf().shape()[1] << ", " << dw.leaf().shape()[2]
+              << "), dw[0][0][0] = " << dw.leaf().data<const float>()[0] << "\n";
     // The same derivative, forward mode: the Jacobian of tanh(x @ w) with respect to w.
     evoxc::Graph j = evoxc::jacfwd(evoxc::trace([](ST x, ST w) { return evoxc::tanh(evoxc::dot(x, w)); }, sx, sw), 1);
     std::cout << "jacfwd: " << j.output_specs()[0].to_string() << "\n";

@@ -319,11 +319,14 @@ struct Softplus {
 // GCC contracts across statements by default (-ffp-contract=fast), and in the files built for FMA
 // it fused `as - a` into fma(a, kSplit, -a), which breaks Veltkamp's split: gelu(approximate) was
 // 213 ULP off at x = -17.3 on AVX2 machines. The split must round each product, so no contraction here.
+// The declaration keeps its attribute line (clang-format would split it after `inline void`).
+// clang-format off
 template <typename V>
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=off")))
 #endif
 inline void two_prod(V a, V b, V& p, V& e) {
+  // clang-format on
   using E = typename elem<V>::type;
   p = a * b;
   V as = a * splat<V>(Limits<E>::kSplit), bs = b * splat<V>(Limits<E>::kSplit);
