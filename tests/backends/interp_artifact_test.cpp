@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <random>
 
-#include "backends/interp/graph_codec.h"
+#include "ir/graph_codec.h"
 #include "evoxc/evoxc.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/trace/control.h"

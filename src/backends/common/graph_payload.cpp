@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backends/interp/graph_codec.h"
+#include "ir/graph_codec.h"
 #include "evoxc/core/error.h"
 #include "evoxc/ops/op_def.h"
 

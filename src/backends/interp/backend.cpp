@@ -5,7 +5,7 @@
 #include "evoxc/core/error.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/pipeline/pipeline.h"
-#include "graph_codec.h"
+#include "ir/graph_codec.h"
 
 namespace evoxc {
 namespace {

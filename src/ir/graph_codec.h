@@ -1,4 +1,5 @@
-// A compact, versioned binary encoding of a Graph: the interpreter artifact's payload.
+// A compact, versioned binary encoding of a Graph: the graph inside every artifact (the interpreter's payload, and
+// beside the native code of the compiled backends: backends/common/graph_payload.h).
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// The binary graph encoding of the interpreter's artifact payload: writer and strict reader.
-#include "graph_codec.h"
+// The binary graph encoding of artifacts (ir/graph_codec.h): writer and strict reader.
+#include "ir/graph_codec.h"
 
 #include <cstring>
 #include <map>
