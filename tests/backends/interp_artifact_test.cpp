@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <random>
 
-#include "ir/graph_codec.h"
 #include "evoxc/evoxc.h"
 #include "evoxc/interp/interp.h"
 #include "evoxc/trace/control.h"
+#include "ir/graph_codec.h"
 
 namespace evoxc {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ir/graph_codec.h"
 #include "evoxc/core/error.h"
 #include "evoxc/ops/op_def.h"
+#include "ir/graph_codec.h"
 
 namespace evoxc::graph_payload {
 

@@ -135,7 +135,7 @@ class XlaExecutable final : public ExecutableImpl {
       const Static& t = inputs_[i];
       if (!x.defined() || x.dtype() != t.dtype || x.shape() != t.shape)
         throw ValidationError("xla: input " + std::to_string(i) + ": expected " + describe(t) + ", got " +
-                              (x.defined() ? describe({x.dtype(), x.shape()}) : std::string("an undefined tensor")));
+                              (x.defined() ? describe({x.dtype(), x.shape(), 0}) : std::string("an undefined tensor")));
       if (auto* own = static_cast<PJRT_Buffer*>(x.buffer()->handle(runtime))) {
         call.args.push_back(own);
         continue;
@@ -178,10 +178,14 @@ class XlaExecutable final : public ExecutableImpl {
   struct Static {
     DType dtype;
     std::vector<int64_t> shape;
+    size_t bytes = 0;  // decided at load: the run path does not multiply extents
   };
   static Static static_type(const TensorType& t) {
-    Static s{t.dtype, {}};
-    for (const DimExpr& d : t.shape) s.shape.push_back(d.value());
+    Static s{t.dtype, {}, size_of(t.dtype)};
+    for (const DimExpr& d : t.shape) {
+      s.shape.push_back(d.value());
+      s.bytes *= static_cast<size_t>(d.value());
+    }
     return s;
   }
   static std::string describe(const Static& s) { return TensorType(s.dtype, Shape::from_ints(s.shape)).to_string(); }
@@ -210,9 +214,7 @@ class XlaExecutable final : public ExecutableImpl {
       return;
     }
     void* address = xla_backend::host_address(plugin_, buf, what, jj);
-    size_t bytes = size_of(t.dtype);
-    for (int64_t e : t.shape) bytes *= static_cast<size_t>(e);
-    if (address && bytes && aliases_input(address, bytes, inputs)) {
+    if (address && t.bytes && aliases_input(address, t.bytes, inputs)) {
       o = xla_backend::copy_to_host(plugin_, buf, t.shape, t.dtype, where_, what, jj);
       return;
     }
