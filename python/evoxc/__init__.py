@@ -39,6 +39,8 @@ from ._api import BatchReport, SwitchRecord  # noqa: E402,F401
 from ._backends import backends  # noqa: E402,F401  (a namespace: evoxc.backends.stablehlo.export, .available())
 from . import io  # noqa: E402,F401  (async host/device copies: evoxc.io.prefetch, sink, wait_all)
 from . import xla  # noqa: E402,F401  (the xla backend's PJRT plugin: evoxc.xla.plugin_info(), .discover())
+from . import iree  # noqa: E402,F401  (backend="iree" when IREE's packages are installed: evoxc.iree.available())
+iree.register()
 from .xla import initialize  # noqa: E402,F401  (the seed's spelling: evoxc.initialize(platform=..., path=...))
 from ._native import ABI_VERSION, abi_version, check_abi, get_include, get_library  # noqa: E402,F401  (the C ABI)
 

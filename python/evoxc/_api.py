@@ -244,15 +244,22 @@ def _carry_tree(src, dst):
 
 
 _PLANNED_BACKENDS = {
-    "mlir": "the MLIR/LLVM compiled backend", "iree": "IREE", "xla": "XLA (PJRT)",
-    "tvm": "TVM",
+    "mlir": "the MLIR/LLVM compiled backend, configured out of this build",
+    "xla": "XLA (PJRT), configured out of this build",
+    "tvm": "TVM, not offered: its StableHLO importer takes too few ops (docs/backends.md)",
 }
 
 
 def _check_backend(backend: str):
-    if backend not in _core.backends() and backend in _PLANNED_BACKENDS:
+    if backend in _core.backends():
+        return
+    if backend == "iree":
+        from . import iree  # noqa: PLC0415
+
+        raise BackendError(f"backend 'iree' is not registered in this process: {iree.available()[1]}")
+    if backend in _PLANNED_BACKENDS:
         raise BackendError(
-            f"backend '{backend}' ({_PLANNED_BACKENDS[backend]}) is not in this build yet; this build has "
+            f"backend '{backend}' ({_PLANNED_BACKENDS[backend]}) is not in this build; this build has "
             f"{', '.join(_core.backends())}. Use backend='interp' (the default).")
 
 

@@ -86,6 +86,10 @@ void def_op(nb::module_& m, const char* name, F&& f, const Extra&... extra) {
   m.def(name, std::forward<F>(f), extra..., nb::call_guard<LocateCall>());
 }
 
+// A Python exception raised in a callback C++ called, as the evoxc error it is (evoxc.DeviceError ->
+// DeviceError, ...), else as a BackendError; `context` prefixes the message.
+[[noreturn]] void rethrow_python_error(const nb::python_error& e, const std::string& context);
+
 // The Python type name of an object, for messages.
 std::string py_type_name(nb::handle h);
 // An axis prefix tree (vmap in_axes/out_axes, batch_functions axes): ints at the leaves, None
@@ -113,6 +117,7 @@ void bind_ops_indexing(nb::module_& m);
 void bind_gp(nb::module_& m);
 void bind_xla(nb::module_& m);
 void bind_io(nb::module_& m);
+void bind_external(nb::module_& m);
 
 // The C++ tree of a normalised Python pytree (tuple, list, dict with str keys, None, leaves)
 // and back. `leaf` converts one leaf.

@@ -39,12 +39,17 @@ struct ErrorClass {
   const char* doc;
   PyObject* builtin;  // also derives from this builtin (or nullptr)
   bool (*matches)(const std::exception&);
+  void (*raise)(const std::string& message);  // throws the C++ type
   PyObject* cls = nullptr;
 };
 
 template <typename E>
 bool is_a(const std::exception& e) {
   return dynamic_cast<const E*>(&e) != nullptr;
+}
+template <typename E>
+[[noreturn]] void throw_as(const std::string& message) {
+  throw E(message);
 }
 
 // Most derived first, so the first match is the exact type. RunLimitError is a RuntimeError
@@ -53,26 +58,26 @@ bool is_a(const std::exception& e) {
 std::vector<ErrorClass>& error_classes() {
   static std::vector<ErrorClass> classes = {
       {"TraceError", "Misuse while tracing a function (no eager mode, Python control flow on a symbolic value, ...).",
-       nullptr, is_a<TraceError>},
-      {"TransformError", "A graph transform cannot handle an op (the message names it).", nullptr,
-       is_a<TransformError>},
+       nullptr, is_a<TraceError>, throw_as<TraceError>},
+      {"TransformError", "A graph transform cannot handle an op (the message names it).", nullptr, is_a<TransformError>,
+       throw_as<TransformError>},
       {"BackendError", "A backend cannot lower, compile or run something (the message names the op and remedy).",
-       nullptr, is_a<BackendError>},
+       nullptr, is_a<BackendError>, throw_as<BackendError>},
       {"PersistenceError", "A file is malformed, truncated or of another version, backend or ABI.", PyExc_ValueError,
-       is_a<PersistenceError>},
-      {"DeviceError", "Data is on the wrong device.", nullptr, is_a<DeviceError>},
-      {"ShapeError", "Shape inference rejects the operands.", PyExc_ValueError, is_a<ShapeError>},
+       is_a<PersistenceError>, throw_as<PersistenceError>},
+      {"DeviceError", "Data is on the wrong device.", nullptr, is_a<DeviceError>, throw_as<DeviceError>},
+      {"ShapeError", "Shape inference rejects the operands.", PyExc_ValueError, is_a<ShapeError>, throw_as<ShapeError>},
       {"DTypeError", "dtype inference rejects the operands (C++ evoxc::TypeError).", PyExc_TypeError,
-       is_a<evoxc::TypeError>},
+       is_a<evoxc::TypeError>, throw_as<evoxc::TypeError>},
       {"ValidationError", "Inputs do not match what the executable or function expects.", PyExc_ValueError,
-       is_a<ValidationError>},
-      {"ParseError", "EvoXIR text does not parse.", PyExc_ValueError, is_a<ParseError>},
-      {"VerifyError", "A graph breaks an IR invariant.", PyExc_ValueError, is_a<VerifyError>},
+       is_a<ValidationError>, throw_as<ValidationError>},
+      {"ParseError", "EvoXIR text does not parse.", PyExc_ValueError, is_a<ParseError>, throw_as<ParseError>},
+      {"VerifyError", "A graph breaks an IR invariant.", PyExc_ValueError, is_a<VerifyError>, throw_as<VerifyError>},
       {"RunLimitError", "A run hit a limit of its options (deadline, loop iterations, cancellation).",
-       PyExc_RuntimeError, is_a<RunLimitError>},
+       PyExc_RuntimeError, is_a<RunLimitError>, throw_as<RunLimitError>},
       {"TimeoutError", "A wait ran out of time; what it waited for goes on (evoxc.io's copies).", PyExc_TimeoutError,
-       is_a<evoxc::TimeoutError>},
-      {"InternalError", "An evoxc bug: please report it.", nullptr, is_a<InternalError>},
+       is_a<evoxc::TimeoutError>, throw_as<evoxc::TimeoutError>},
+      {"InternalError", "An evoxc bug: please report it.", nullptr, is_a<InternalError>, throw_as<InternalError>},
   };
   return classes;
 }
@@ -102,6 +107,13 @@ std::optional<DType> dtype_from_python(nb::handle h) {
     return parse_dtype(s);
   }
   return std::nullopt;
+}
+
+void rethrow_python_error(const nb::python_error& e, const std::string& context) {
+  std::string message = context + nb::cast<std::string>(nb::str(e.value()));
+  for (const auto& ec : error_classes())
+    if (ec.cls && e.matches(nb::handle(ec.cls))) ec.raise(message);
+  throw BackendError(context + e.what());
 }
 
 std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::str(h.type().attr("__name__"))); }

@@ -22,4 +22,5 @@ NB_MODULE(_core, m) {
   bind_gp(m);
   bind_xla(m);
   bind_io(m);
+  bind_external(m);
 }

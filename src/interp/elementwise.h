@@ -1,6 +1,7 @@
 // The elementwise kernel ABI: flat loops over contiguous runs, chosen once per op and dtype at load.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "evoxc/core/dtype.h"
@@ -32,6 +33,10 @@ using TernaryFn = void (*)(const void* a, int64_t a_step, const void* b, int64_t
 // bool). `attrs` are the op's attributes (gelu's approximate, nan_to_num's values), read
 // once here, never at run time; `params` receives what the kernel needs of them.
 UnaryFn unary_kernel(const OpDef& op, DType dtype, const AttrMap& attrs, UnaryParams* params);
+// nan_to_num's replacement values {nan, posinf, neginf} for float dtype `t`: the attributes or numpy's defaults (0,
+// the largest and the lowest finite value), each rounded once to `t` (overflow to +-inf). The compiling backends
+// write the same constants (one definition of the op's semantics).
+std::array<double, 3> nan_to_num_values(DType t, const AttrMap& attrs);
 BinaryFn binary_kernel(const OpDef& op, DType dtype);
 TernaryFn select_kernel(DType dtype);
 TernaryFn clamp_kernel(DType dtype);

@@ -288,38 +288,14 @@ double float_attr_or(const AttrMap& attrs, const char* name, double fallback, st
   return attr_float(attrs, name, std::string(op));
 }
 
-// The replacement values of nan_to_num, pre-rounded to the dtype so the kernel only casts
-// in-range values. Defaults follow numpy: 0, the largest and the lowest finite value.
+// The replacement values of nan_to_num, pre-rounded to the dtype so the kernel only casts in-range values.
 UnaryParams nan_to_num_params(DType t, const AttrMap& attrs) {
   UnaryParams p;
-  visit_dtype(t, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (is_fp_v<T>) {
-      double hi, lo;
-      if constexpr (std::is_same_v<T, float16>)
-        hi = 65504.0;
-      else if constexpr (std::is_same_v<T, bfloat16>)
-        hi = 0x1.fep127;
-      else
-        hi = static_cast<double>(std::numeric_limits<T>::max());
-      lo = -hi;
-      double vals[3] = {float_attr_or(attrs, "nan", 0.0, "nan_to_num"),
-                        float_attr_or(attrs, "posinf", hi, "nan_to_num"),
-                        float_attr_or(attrs, "neginf", lo, "nan_to_num")};
-      for (double& v : vals) {
-        if constexpr (std::is_same_v<T, double>) {
-          (void)v;
-        } else if constexpr (std::is_same_v<T, float>) {
-          v = scalar::narrow_to_float(v);
-        } else {
-          v = static_cast<double>(static_cast<float>(T(scalar::narrow_to_float_odd(v))));
-        }
-      }
-      p.a = vals[0];
-      p.b = vals[1];
-      p.c = vals[2];
-    }
-  });
+  if (!is_float(t)) return p;
+  std::array<double, 3> v = nan_to_num_values(t, attrs);
+  p.a = v[0];
+  p.b = v[1];
+  p.c = v[2];
   return p;
 }
 
@@ -406,6 +382,34 @@ UnaryFn unary_kernel(const OpDef& op, DType t, const AttrMap& attrs, UnaryParams
 void install_elementwise_unary_kernels(KernelTable& t) {
   for (const UnaryRow& r : kRows)
     if (r.op[0] != '\0') t.set(r.op, &make_unary);
+}
+
+std::array<double, 3> nan_to_num_values(DType t, const AttrMap& attrs) {
+  std::array<double, 3> vals{};
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_fp_v<T>) {
+      double hi;
+      if constexpr (std::is_same_v<T, float16>)
+        hi = 65504.0;
+      else if constexpr (std::is_same_v<T, bfloat16>)
+        hi = 0x1.fep127;
+      else
+        hi = static_cast<double>(std::numeric_limits<T>::max());
+      vals = {float_attr_or(attrs, "nan", 0.0, "nan_to_num"), float_attr_or(attrs, "posinf", hi, "nan_to_num"),
+              float_attr_or(attrs, "neginf", -hi, "nan_to_num")};
+      for (double& v : vals) {
+        if constexpr (std::is_same_v<T, double>) {
+          (void)v;
+        } else if constexpr (std::is_same_v<T, float>) {
+          v = scalar::narrow_to_float(v);
+        } else {
+          v = static_cast<double>(static_cast<float>(T(scalar::narrow_to_float_odd(v))));
+        }
+      }
+    }
+  });
+  return vals;
 }
 
 }  // namespace evoxc::interp

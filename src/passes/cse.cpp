@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "evoxc/core/flat_table.h"
+#include "evoxc/ir/builder.h"
 #include "evoxc/passes/passes.h"
 #include "passes/rewrite.h"
 
@@ -76,7 +77,7 @@ class Cse {
     Builder b(dst);
     for (const auto& op : src.operations()) {
       if (live_ && !live_->live(*op)) continue;
-      Operation* c = passes_detail::clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { block(rb, cb, map); });
+      Operation* c = clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { block(rb, cb, map); });
       const Operation* prior = op->is_terminator() || !op->regions().empty() ? nullptr : find(*c);
       if (prior) {
         for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), prior->result(i));

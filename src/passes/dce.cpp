@@ -1,4 +1,5 @@
 // Dead-code elimination: drops every op whose results nothing live uses (EvoXIR ops are pure).
+#include "evoxc/ir/builder.h"
 #include "evoxc/passes/passes.h"
 #include "passes/rewrite.h"
 
@@ -11,8 +12,7 @@ void clone_live(const Block& src, Block& dst, const passes_detail::Liveness& l, 
   Builder b(dst);
   for (const auto& op : src.operations()) {
     if (!l.live(*op)) continue;
-    Operation* c =
-        passes_detail::clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { clone_live(rb, cb, l, map); });
+    Operation* c = clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { clone_live(rb, cb, l, map); });
     for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), c->result(i));
   }
 }

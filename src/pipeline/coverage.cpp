@@ -51,11 +51,7 @@ bool register_column(std::string name, int position, std::function<const RuleTab
 std::vector<Column> columns() {
   std::vector<Column> out;
   for (const auto& name : backend_names()) {
-    out.push_back(Column{name, 0, [name]() -> const RuleTableBase& {
-                           const Capabilities& caps = get_backend(name).capabilities();
-                           if (!caps.rules) throw InternalError("backend '" + name + "' declares no rule table");
-                           return *caps.rules;
-                         }});
+    out.push_back(Column{name, 0, [name]() -> const RuleTableBase& { return get_backend(name).lowered_ops(); }});
   }
   {
     Columns& c = registered();

@@ -9,6 +9,7 @@
 #include "evoxc/core/device_runtime.h"
 #include "evoxc/core/error.h"
 #include "evoxc/core/file_io.h"
+#include "evoxc/transforms/decompose.h"
 
 namespace evoxc {
 
@@ -233,10 +234,23 @@ Tree<Tensor> run(const Executable& exe, const Tree<Tensor>& inputs, const RunOpt
 
 // ---- the shared steps of every backend ----
 
+Backend::Backend(Capabilities caps) : caps_(std::move(caps)) {
+  if (caps_.rules) lowered_ = std::make_unique<DecomposedCoverage>(*caps_.rules);
+}
+Backend::~Backend() = default;
+
+const RuleTableBase& Backend::lowered_ops() const {
+  if (!lowered_) throw InternalError("backend '" + name() + "' declares no rule table in its capabilities");
+  return *lowered_;
+}
+
 LoweredProgram Backend::lower(const Graph& graph) const {
   verify(graph);
   check_supported(graph);
-  return lower_verified(graph);
+  Graph g = decompose(graph, *caps_.rules);
+  // What the decompositions emit must be lowerable too (a dtype the backend lacks, say).
+  if (g.module_ptr() != graph.module_ptr()) check_supported(g);
+  return lower_verified(g);
 }
 
 CompiledArtifact Backend::compile(const LoweredProgram& lowered, const CompileOptions& options) const {

@@ -31,7 +31,7 @@ std::string dtype_list(const std::vector<DType>& ts) {
 // Walks every block of a function, at every region depth, against one backend's capabilities.
 class SupportCheck {
  public:
-  explicit SupportCheck(const Capabilities& caps) : caps_(caps) {
+  SupportCheck(const Capabilities& caps, const RuleTableBase& lowered) : caps_(caps), lowered_(lowered) {
     for (DType t : caps.dtypes) dtype_mask_ |= 1u << static_cast<unsigned>(t);
   }
 
@@ -41,9 +41,9 @@ class SupportCheck {
       // The terminator only hands values already checked where they were defined to the
       // enclosing op or the caller; every backend binds them itself.
       if (op->is_terminator()) continue;
-      if (!caps_.rules->has(op->op_id())) {
-        std::string m = "has no " + caps_.rules->name() + " rule in this build";
-        if (const std::string* why = caps_.rules->deferral(op->op_id())) m += " (" + *why + ")";
+      if (!lowered_.has(op->op_id())) {
+        std::string m = "has no " + lowered_.name() + " rule or decomposition in this build";
+        if (const std::string* why = lowered_.deferral(op->op_id())) m += " (" + *why + ")";
         fail(*op, parent,
              m + "; run the graph on a backend that has one (`evoxc ops` shows which backends cover each op) "
                  "or express it with other ops");
@@ -91,6 +91,7 @@ class SupportCheck {
   }
 
   const Capabilities& caps_;
+  const RuleTableBase& lowered_;
   uint32_t dtype_mask_ = 0;
 };
 
@@ -122,8 +123,7 @@ std::string known_backends() {
 }  // namespace
 
 void Backend::check_supported(const Graph& graph) const {
-  if (!caps_.rules) throw InternalError("backend '" + name() + "' declares no rule table in its capabilities");
-  SupportCheck check(caps_);
+  SupportCheck check(caps_, lowered_ops());
   for (const auto& f : graph.module().functions()) check.block(f->entry(), nullptr);
 }
 

@@ -1,6 +1,7 @@
 // Private to the transforms layer: the family installers that fill the rule tables, and shared emission helpers.
 #pragma once
 
+#include "evoxc/transforms/decompose.h"
 #include "evoxc/transforms/rules.h"
 
 namespace evoxc::transforms {
@@ -14,6 +15,9 @@ void install_indexing_rules(RuleTables& t);
 void install_linalg_rules(RuleTables& t);
 void install_decomposition_rules(RuleTables& t);
 void install_control_rules(RuleTables& t);
+
+// One per family file of decompositions (src/transforms/decompose_<family>.cpp).
+void install_linalg_decompositions(DecomposeTable& t);
 
 // The op `name` emitted over `operands` with `attrs` in the current trace (no promotion, no
 // defaults: the op exactly as given).

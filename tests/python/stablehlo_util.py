@@ -18,8 +18,10 @@ from jax._src.lib.mlir import ir  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-import evoxc  # noqa: E402
+import conformance  # noqa: E402
+import evoxc  # noqa: E402,F401
 from compare_util import TOLERANCE, assert_same, random_input  # noqa: E402,F401  (re-exported to the tests)
+from conformance import flat_outputs  # noqa: E402,F401  (re-exported to the tests)
 
 _BACKEND = xla_bridge.get_backend("cpu")
 
@@ -73,34 +75,14 @@ def runnable(text, arrays):
         return str(jax_mlir.refine_polymorphic_shapes(ir.Module.parse(static_main(text, arrays))))
 
 
-def flat_outputs(out):
-    """The leaves of evoxc.run's result, in flattening order."""
-    if isinstance(out, (list, tuple)):
-        return [leaf for o in out for leaf in flat_outputs(o)]
-    return [out]
-
-
 def run_both(graph, inputs, strict=False):
     """(exported text, XLA's outputs, the interpreter's outputs) as numpy arrays. `inputs`: one argument per graph
     argument (numpy arrays, tensors, or pytrees of tensors). The text must verify with jaxlib as exported (symbolic
     extents included); symbolic modules are refined to the inputs' shapes before XLA compiles them."""
-    text = evoxc.export_stablehlo(graph)
-    err = verify_text(text)
-    assert err is None, f"{err}\n{text}"
-    run_inputs = [evoxc.tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
-    want = [np.asarray(t.numpy() if hasattr(t, "numpy") else t)
-            for t in flat_outputs(evoxc.run(evoxc.build(graph), *run_inputs))]
-    # The module takes the input leaves flat, in the graph's flattening order.
-    leaves = evoxc.tree_flatten(tuple(run_inputs))[0]
-    arrays = [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in leaves]
-    got = xla_run(runnable(text, arrays), arrays, strict)
-    assert len(got) == len(want)
-    return text, got, want
+    text, got = conformance.run_on("stablehlo", graph, inputs, strict=strict)
+    return text, got, conformance.interpreter(graph, inputs)
 
 
 def check_graph(graph, inputs, what):
-    """run_both, then every result compared with assert_same; returns the text."""
-    text, got, want = run_both(graph, inputs)
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert_same(g, w, f"{what} result {i}")
-    return text
+    """conformance.check_graph on the stablehlo export; returns the text."""
+    return conformance.check_graph("stablehlo", graph, inputs, what)

@@ -93,6 +93,24 @@ OpPtr clone_detached(const Operation& op, const ValueMap& map, Arena* arena);
 // the clone's results are added to `map`. Regions are cloned recursively.
 Operation* clone_op(Builder& b, const Operation& op, ValueMap& map);
 
+// Clones `op` at the end of the builder's block with its operands remapped through `map`
+// (unmapped ones kept), the same result types, attributes and location, and for each region
+// an entry block with arguments of the same types (mapped in `map`); `fill(src, dst)` then
+// writes each region's ops, so a pass can rewrite region bodies as it does the outer block.
+// The clone's results are not mapped: the pass decides whether they replace the op's.
+template <typename Fill>
+Operation* clone_shell(Builder& b, const Operation& op, ValueMap& map, Fill&& fill) {
+  b.set_location(op.location());
+  Operation* c = b.block().push_back(clone_detached(op, map, b.block().arena()));
+  for (size_t i = 0; i < op.regions().size(); ++i) {
+    const Block& rb = op.region(i).block();
+    Block& cb = c->region(i).block();
+    for (const auto& a : rb.arguments()) map.map(a.get(), cb.add_argument(a->type()));
+    fill(rb, cb);
+  }
+  return c;
+}
+
 // Clones the block of `src` into the empty region `dst`: new block arguments of the same
 // types (mapped in `map`) and a clone of every op, terminator included.
 void clone_region(const Region& src, Region& dst, ValueMap& map);

@@ -283,15 +283,20 @@ class Executable {
 // the backend's own step.
 class Backend {
  public:
-  explicit Backend(Capabilities caps) : caps_(std::move(caps)) {}
-  virtual ~Backend() = default;
+  explicit Backend(Capabilities caps);
+  virtual ~Backend();
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
   const std::string& name() const { return caps_.backend; }
   const Capabilities& capabilities() const { return caps_; }
+  // The ops this backend lowers: its capabilities' rules, and every op with a decomposition
+  // (transforms/decompose.h), which lower() expands into ops it has rules for. The coverage
+  // matrix shows this table.
+  const RuleTableBase& lowered_ops() const;
 
-  // verify(graph), then check_supported(graph), then the backend's lowering.
+  // verify(graph), check_supported(graph), the decompositions of the ops the capabilities' rules
+  // lack (decompose), then the backend's lowering of the decomposed graph (the program's graph).
   LoweredProgram lower(const Graph& graph) const;
   // BackendError when `lowered` is for another backend.
   CompiledArtifact compile(const LoweredProgram& lowered, const CompileOptions& options) const;
@@ -300,7 +305,7 @@ class Backend {
   Executable load(const CompiledArtifact& artifact, Device device) const;
 
   // BackendError for the first op (at any region depth) the capabilities exclude: an op
-  // without a rule, a dtype, regions or symbolic shapes the backend does not handle. The
+  // without a rule or a decomposition, a dtype, regions or symbolic shapes the backend does not handle. The
   // message names the op, its location, the enclosing op and the remedy.
   void check_supported(const Graph& graph) const;
 
@@ -322,6 +327,7 @@ class Backend {
 
  private:
   Capabilities caps_;
+  std::unique_ptr<const RuleTableBase> lowered_;  // caps_.rules with the decompositions
 };
 
 // Makes a backend on first use (so a backend may build its tables lazily).

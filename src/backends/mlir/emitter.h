@@ -134,6 +134,11 @@ class Emitter {
               const std::function<Scalar(Body&, std::span<const Scalar>)>& f);
   // tensor.empty of `t` (dynamic extents from extent()).
   Val empty(const TensorType& t);
+  // A read-only buffer of tensor `v` (cast to `dyn_type`, a tensor type of dynamic extents) as `view_type`, for a
+  // call into the runtime, taken from a copy: One-Shot Bufferize does not count a to_buffer as a read of its
+  // tensor, so an op between two such reads could write into the tensor's buffer in place (a chain of matmuls read
+  // an overwritten operand); the copy is a read it sees.
+  std::string read_buffer(const Val& v, const std::string& dyn_type, const std::string& view_type);
   // A tensor of `t` with every element `v` (linalg.fill).
   Val fill(const Scalar& v, const TensorType& t);
   // The host tensor as a dense constant (hex bytes: exact for every dtype).

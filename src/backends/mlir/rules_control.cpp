@@ -591,9 +591,7 @@ std::vector<Val> postfix_rule(Emitter& e, const Operation& op, std::span<const V
                     sig = params + " -> ()";
   e.declare("func.func private " + fn + params + " attributes {llvm.emit_c_interface}");
   auto as_view = [&](const Val& v, const std::string& elem, const std::string& type) {
-    std::string dyn = "tensor<?x?x" + elem + ">";
-    std::string d = e.assign("tensor.cast " + v.name + " : " + tensor_type(v.type) + " to " + dyn);
-    return e.assign("bufferization.to_buffer " + d + " read_only : " + dyn + " to " + type);
+    return e.read_buffer(v, "tensor<?x?x" + elem + ">", type);
   };
   // x as (V, cases): its case dims collapsed (none: one case).
   DimExpr cases = DimExpr(1);

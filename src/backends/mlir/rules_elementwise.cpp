@@ -26,6 +26,7 @@
 #include "backends/mlir/emitter.h"
 #include "evoxc/core/half.h"
 #include "evoxc/ops/special_constants.h"
+#include "interp/elementwise.h"
 #include "interp/vecmath_scalar.h"
 
 namespace evoxc::mlir_backend {
@@ -409,29 +410,6 @@ Fn1 math_op(const char* name) {
   return [name](Math& m, const Scalar& x) { return m.fn(name, x); };
 }
 
-// nan_to_num's replacement values as the interpreter rounds them (nan_to_num_params): once to the
-// dtype, overflow to +-inf; numpy's defaults (0, the largest and the lowest finite value).
-double rounded_to(double v, DType t) {
-  switch (t) {
-    case DType::F32: return static_cast<double>(interp::scalar::narrow_to_float(v));
-    case DType::F16: return static_cast<double>(static_cast<float>(float16(interp::scalar::narrow_to_float_odd(v))));
-    case DType::BF16: return static_cast<double>(static_cast<float>(bfloat16(interp::scalar::narrow_to_float_odd(v))));
-    default: return v;
-  }
-}
-double float_max(DType t) {
-  switch (t) {
-    case DType::F16: return 65504.0;
-    case DType::BF16: return 0x1.fep127;
-    case DType::F32: return static_cast<double>(std::numeric_limits<float>::max());
-    default: return std::numeric_limits<double>::max();
-  }
-}
-double float_attr_or(const Operation& op, const char* name, double fallback) {
-  if (op.attributes().find(name) == op.attributes().end()) return fallback;
-  return attr_float(op.attributes(), name, "nan_to_num");
-}
-
 void add_float_math(Tables& t) {
   float_unary(t, "exp", math_op("math.exp"));
   float_unary(t, "exp2", math_op("math.exp2"));
@@ -482,10 +460,7 @@ void add_float_math(Tables& t) {
   float_unary(t, "trunc", math_op("math.trunc"));
   set_elementwise(t, "nan_to_num", {[](Body& b, const Operation& op, std::span<const Scalar> xs) {
                     DType d = result_type(op).dtype;
-                    double hi = float_max(d);
-                    double nan = rounded_to(float_attr_or(op, "nan", 0.0), d);
-                    double posinf = rounded_to(float_attr_or(op, "posinf", hi), d);
-                    double neginf = rounded_to(float_attr_or(op, "neginf", -hi), d);
+                    auto [nan, posinf, neginf] = interp::nan_to_num_values(d, op.attributes());
                     Math m(b);
                     Scalar x = b.widen(xs[0]);  // the replacements are values of d: exact in the wider type too
                     Scalar y = m.sel(m.eq(x, m.k(-INFINITY, x)), m.k(neginf, x), x);

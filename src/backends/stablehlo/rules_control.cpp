@@ -132,7 +132,10 @@ std::vector<Val> scan_rule(Emitter& e, const Operation& op, std::span<const Val>
         const Val& ys = s[1 + num_carry + j];
         Shape one{1};
         for (const DimExpr& d : y.type.shape) one.dims().push_back(d);
-        Val y1 = e.op1("reshape", {y}, "", TensorType(y.type.dtype, one));
+        // (a symbolic extent, a batch vmap put inside the body: StableHLO's reshape takes static shapes only)
+        TensorType yt(y.type.dtype, one);
+        Val y1 = one.is_static() ? e.op1("reshape", {y}, "", yt)
+                                 : e.op1("dynamic_reshape", {y, e.shape_tensor(one)}, "", yt);
         std::vector<Val> operands{ys, y1, row};
         for (size_t a = 0; a < y.type.shape.rank(); ++a) operands.push_back(zero);
         next.push_back(e.op1("dynamic_update_slice", operands, "", ys.type));

@@ -15,6 +15,7 @@
 #include "backends/stablehlo/emitter.h"
 #include "evoxc/core/half.h"
 #include "evoxc/ops/special_constants.h"
+#include "interp/elementwise.h"
 #include "interp/vecmath_scalar.h"
 
 namespace evoxc::stablehlo {
@@ -537,29 +538,6 @@ Fn1 chlo(const char* name) {
   return [name](Writer& w, const Val& x) { return w.un(std::string("chlo.") + name, x); };
 }
 
-// nan_to_num's replacement values as the interpreter rounds them (nan_to_num_params): once to the
-// dtype, overflow to +-inf; numpy's defaults (0, the largest and the lowest finite value).
-double rounded_to(double v, DType t) {
-  switch (t) {
-    case DType::F32: return static_cast<double>(interp::scalar::narrow_to_float(v));
-    case DType::F16: return static_cast<double>(static_cast<float>(float16(interp::scalar::narrow_to_float_odd(v))));
-    case DType::BF16: return static_cast<double>(static_cast<float>(bfloat16(interp::scalar::narrow_to_float_odd(v))));
-    default: return v;
-  }
-}
-double float_max(DType t) {
-  switch (t) {
-    case DType::F16: return 65504.0;
-    case DType::BF16: return 0x1.fep127;
-    case DType::F32: return static_cast<double>(std::numeric_limits<float>::max());
-    default: return std::numeric_limits<double>::max();
-  }
-}
-double float_attr_or(const Operation& op, const char* name, double fallback) {
-  if (op.attributes().find(name) == op.attributes().end()) return fallback;
-  return attr_float(op.attributes(), name, "nan_to_num");
-}
-
 void add_unary(Table& t) {
   float_unary(t, "exp", op1("exponential"));
   // 2^x by power, not exp(x ln 2), whose rounding of x ln 2 costs |x| ULPs.
@@ -660,10 +638,8 @@ void add_unary(Table& t) {
     const TensorType& r = result_type(op);
     Writer w(e, r.shape);
     DType d = r.dtype;
-    double hi = float_max(d);
-    Val nan = w.kf(rounded_to(float_attr_or(op, "nan", 0.0), d), d);
-    Val posinf = w.kf(rounded_to(float_attr_or(op, "posinf", hi), d), d);
-    Val neginf = w.kf(rounded_to(float_attr_or(op, "neginf", -hi), d), d);
+    auto [nan_v, posinf_v, neginf_v] = interp::nan_to_num_values(d, op.attributes());
+    Val nan = w.kf(nan_v, d), posinf = w.kf(posinf_v, d), neginf = w.kf(neginf_v, d);
     const Val& x = in[0];
     Val y = w.sel(w.cmp("EQ", x, w.kf(-INFINITY, d)), neginf, x);
     y = w.sel(w.cmp("EQ", x, w.kf(INFINITY, d)), posinf, y);

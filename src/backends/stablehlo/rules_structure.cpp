@@ -249,26 +249,32 @@ Val less_nan_last(Emitter& e, const Val& a, const Val& b) {
 }
 
 // A sort comparator's value: whether lhs comes before rhs, with lhs_k = a[2k] and rhs_k = a[2k + 1], comparing
-// the first `num_keys` pairs lexicographically (ascending, or descending).
+// the first `num_keys` pairs lexicographically (ascending, or descending), then the last pair (the operands' index
+// along the sorted axis, ascending) when they tie.
 Val sort_before(Emitter& e, std::span<const Val> a, size_t num_keys, bool descending) {
-  auto less = [&](size_t k, bool swap) {
+  auto less = [&](size_t k, bool swap, bool desc) {
     const Val& l = a[2 * k];
     const Val& r = a[2 * k + 1];
-    return swap != descending ? less_nan_last(e, r, l) : less_nan_last(e, l, r);
+    return swap != desc ? less_nan_last(e, r, l) : less_nan_last(e, l, r);
   };
-  Val acc = less(num_keys - 1, false);
-  for (size_t k = num_keys - 1; k-- > 0;) {
-    Val before = less(k, false);
-    Val after = less(k, true);
+  Val acc = less(a.size() / 2 - 1, false, false);
+  for (size_t k = num_keys; k-- > 0;) {
+    Val before = less(k, false, descending);
+    Val after = less(k, true, descending);
     Val tie = logical_not(e, binary(e, "or", before, after));
     acc = binary(e, "or", before, binary(e, "and", tie, acc));
   }
   return acc;
 }
 
-// stablehlo.sort (stable) of `ops` along `dim` by the first `num_keys`, lexicographically; descending reverses
-// the order of the keys (equal keys keep their input order either way).
-std::vector<Val> sort(Emitter& e, const std::vector<Val>& ops, size_t dim, size_t num_keys, bool descending) {
+// stablehlo.sort of `ops` along `dim` by the first `num_keys`, lexicographically; descending reverses the order of
+// the keys, and equal keys keep their input order either way. The order is total: the operands' index along `dim`
+// sorts with them as the last key, so a consumer that ignores is_stable (IREE measured so) sorts the same.
+// Returns the sorted `ops`, followed by the sorted index (the permutation) when `with_index`.
+std::vector<Val> sort(Emitter& e, const std::vector<Val>& in, size_t dim, size_t num_keys, bool descending,
+                      bool with_index = false) {
+  std::vector<Val> ops = in;
+  ops.push_back(iota(e, in[0].type.shape, dim));
   std::vector<TensorType> types, args;
   for (const Val& v : ops) {
     types.push_back(v.type);
@@ -276,10 +282,12 @@ std::vector<Val> sort(Emitter& e, const std::vector<Val>& ops, size_t dim, size_
     args.emplace_back(v.type.dtype, Shape{});
   }
   std::string attr = "{dimension = " + std::to_string(dim) + " : i64, is_stable = true}";
-  return e.op_with_regions("sort", ops, attr, types, 1, [&](size_t) {
+  std::vector<Val> out = e.op_with_regions("sort", ops, attr, types, 1, [&](size_t) {
     e.region_block(
         args, [&](std::span<const Val> a) -> std::vector<Val> { return {sort_before(e, a, num_keys, descending)}; });
   });
+  if (!with_index) out.pop_back();
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -768,14 +776,14 @@ std::vector<Val> lower_sort(Emitter& e, const Operation& op, std::span<const Val
 
 std::vector<Val> lower_argsort(Emitter& e, const Operation& op, std::span<const Val> in) {
   auto dim = static_cast<size_t>(attr_int(attrs(op), "dimension", "argsort"));
-  return {sort(e, {in[0], iota(e, in[0].type.shape, dim)}, dim, 1, false)[1]};
+  return {sort(e, {in[0]}, dim, 1, false, true)[1]};
 }
 
 std::vector<Val> lower_top_k(Emitter& e, const Operation& op, std::span<const Val> in) {
   int64_t k = attr_int(attrs(op), "k", "top_k");
   size_t last = in[0].type.rank() - 1;
-  // A stable descending sort keeps equal values in index order, so the first k are evoxc's.
-  std::vector<Val> s = sort(e, {in[0], iota(e, in[0].type.shape, last)}, last, 1, true);
+  // A descending sort that keeps equal values in index order: the first k are evoxc's.
+  std::vector<Val> s = sort(e, {in[0]}, last, 1, true, true);
   return {slice_axis(e, s[0], last, 0, DimExpr(k)), slice_axis(e, s[1], last, 0, DimExpr(k))};
 }
 
