@@ -339,9 +339,9 @@ Val Emitter::reshape(const Val& x, const Shape& to) {
           t};
 }
 
-std::string Emitter::read_buffer(const Val& v, const std::string& dyn_type, const std::string& view_type) {
+std::string Emitter::read_buffer(const Val& v, const std::string& dyn_type, const std::string& view_type, bool copy) {
   // The copy is the read One-Shot Bufferize sees (it does not count a to_buffer as one).
-  std::string c = assign("bufferization.alloc_tensor() copy(" + v.name + ") : " + tensor_type(v.type));
+  std::string c = copy ? assign("bufferization.alloc_tensor() copy(" + v.name + ") : " + tensor_type(v.type)) : v.name;
   std::string d = assign("tensor.cast " + c + " : " + tensor_type(v.type) + " to " + dyn_type);
   return assign("bufferization.to_buffer " + d + " read_only : " + dyn_type + " to " + view_type);
 }

@@ -138,7 +138,8 @@ class Emitter {
   // call into the runtime, taken from a copy: One-Shot Bufferize does not count a to_buffer as a read of its
   // tensor, so an op between two such reads could write into the tensor's buffer in place (a chain of matmuls read
   // an overwritten operand); the copy is a read it sees.
-  std::string read_buffer(const Val& v, const std::string& dyn_type, const std::string& view_type);
+  // `copy` false: `v` is a tensor the caller made for this read alone (nothing else reads it), taken as it is.
+  std::string read_buffer(const Val& v, const std::string& dyn_type, const std::string& view_type, bool copy = true);
   // A tensor of `t` with every element `v` (linalg.fill).
   Val fill(const Scalar& v, const TensorType& t);
   // The host tensor as a dense constant (hex bytes: exact for every dtype).

@@ -443,13 +443,15 @@ std::vector<Val> lower_dot_general(Emitter& e, const Operation& op, std::span<co
 // A float32/float64 matrix product handed to BLAS's gemm (evoxc_gemm_* in blas_runtime.cpp, as the
 // interpreter does): the operands as buffers of any strides, the product in a fresh buffer. Linalg's
 // loop nest, even vectorised by LLVM, was 12x (64^2) to 100x (512^2) slower than BLAS.
-Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt) {
+// `b_fresh`: b is a tensor this lowering made for the product alone (conv's patch matrix), which nothing else reads,
+// so it needs no copy (Emitter::read_buffer).
+Val blas_matmul(Emitter& e, const Val& a, const Val& b, const TensorType& rt, bool b_fresh = false) {
   std::string el = element_type(rt.dtype);
   std::string fn = "@evoxc_gemm_" + el;
   std::string dyn = "tensor<?x?x" + el + ">", view = "memref<?x?x" + el + ", strided<[?, ?], offset: ?>>",
               buf = "memref<?x?x" + el + ">";
   e.declare("func.func private " + fn + "(" + view + ", " + view + ", " + buf + ") attributes {llvm.emit_c_interface}");
-  std::string av = e.read_buffer(a, dyn, view), bv = e.read_buffer(b, dyn, view);
+  std::string av = e.read_buffer(a, dyn, view), bv = e.read_buffer(b, dyn, view, !b_fresh);
   std::string c = e.assign("memref.alloc(" + e.extent(rt.shape[0]) + ", " + e.extent(rt.shape[1]) + ") : " + buf);
   e.line("func.call " + fn + "(" + av + ", " + bv + ", " + c + ") : (" + view + ", " + view + ", " + buf + ") -> ()");
   std::string r = e.assign("bufferization.to_tensor " + c + " restrict writable : " + buf + " to " + dyn);
@@ -694,7 +696,7 @@ Val conv_gemm(Emitter& e, const Val& x, const Val& w, const TensorType& rt, cons
                ct};
   };
   Val pm = collapse(patches, 1 + n), wm = collapse(w, 1);
-  Val prod = blas_matmul(e, wm, pm, TensorType(t, Shape({w.type.shape[0], pm.type.shape[1]})));
+  Val prod = blas_matmul(e, wm, pm, TensorType(t, Shape({w.type.shape[0], pm.type.shape[1]})), true);
   // (O, N * out positions) -> (O, N, out spatial...) -> (N, O, out spatial...)
   std::vector<DimExpr> ed{w.type.shape[0], x.type.shape[0]};
   for (size_t i = 0; i < n; ++i) ed.push_back(rt.shape[2 + i]);
