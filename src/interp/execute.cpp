@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "evoxc/core/error.h"
+#include "evoxc/core/run_limits.h"
 #include "program.h"
 #include "thread_pool.h"
 
@@ -189,17 +190,6 @@ bool overlaps(const Tensor& a, const Tensor& b) {
   auto* pb = static_cast<const char*>(b.raw_data());
   return pa < pb + b.nbytes() && pb < pa + a.nbytes();
 }
-
-// What to do when a limit is hit, for the messages.
-constexpr const char* kRaiseDeadline =
-    "; allow more time (RunOptions::deadline, or `evoxc run --timeout SECONDS`) or make the loop end sooner";
-constexpr const char* kRaiseCount =
-    "; raise RunOptions::max_loop_iterations (`evoxc run --max-iterations N`) or make the loop end sooner";
-
-// Below this gap between clock samples the stride doubles; an iteration that takes longer
-// resets it to 1, so the deadline is overshot by at most about one iteration or this gap.
-constexpr auto kSampleGap = std::chrono::microseconds(20);
-constexpr int64_t kMaxStride = 1024;
 
 std::string at_iteration(const Operation& op, int64_t iteration) {
   return op_where(op) + ", iteration " + std::to_string(iteration);
@@ -475,35 +465,29 @@ RunBudget::RunBudget(const RunLimits& limits)
 
 void RunBudget::check_start() const {
   if (cancelled_ && cancelled_->load(std::memory_order_relaxed))
-    throw RunLimitError(
-        "the run was cancelled (its CancellationToken was tripped before the call started; reset() "
-        "it to run again)");
-  if (deadline_ && last_sample_ >= deadline_at_)
-    throw RunLimitError("the run's deadline had passed before the call started" + std::string(kRaiseDeadline));
+    throw RunLimitError(run_limits::cancelled_before_start());
+  if (deadline_ && last_sample_ >= deadline_at_) throw RunLimitError(run_limits::deadline_before_start());
 }
 
 void RunBudget::over_count(const Operation& op, int64_t iteration) {
   stopped_at_ = &op;
-  throw RunLimitError(at_iteration(op, iteration) +
-                      ": the run reached max_loop_iterations = " + std::to_string(max_count_) +
-                      " (body iterations of all loops of the call, counted together)" + kRaiseCount);
+  throw RunLimitError(run_limits::count_reached(at_iteration(op, iteration), max_count_));
 }
 
 void RunBudget::stop_cancelled(const Operation& op, int64_t iteration) {
   stopped_at_ = &op;
-  throw RunLimitError(at_iteration(op, iteration) +
-                      ": the run was cancelled through its CancellationToken (reset() it to run again)");
+  throw RunLimitError(run_limits::cancelled(at_iteration(op, iteration)));
 }
 
 void RunBudget::check_clock(const Operation& op, int64_t iteration) {
   auto now = std::chrono::steady_clock::now();
   if (now >= deadline_at_) {
     stopped_at_ = &op;
-    auto over = std::chrono::duration_cast<std::chrono::microseconds>(now - deadline_at_).count();
-    throw RunLimitError(at_iteration(op, iteration) + ": the run's deadline passed (" + std::to_string(over) +
-                        " us ago; " + std::to_string(count_ - 1) + " loop iterations in all)" + kRaiseDeadline);
+    throw RunLimitError(run_limits::deadline_passed(
+        at_iteration(op, iteration), std::chrono::duration_cast<std::chrono::microseconds>(now - deadline_at_),
+        count_ - 1));
   }
-  stride_ = now - last_sample_ < kSampleGap ? std::min(stride_ * 2, kMaxStride) : 1;
+  stride_ = run_limits::next_clock_stride(stride_, now - last_sample_);
   until_clock_ = stride_;
   last_sample_ = now;
 }

@@ -65,7 +65,8 @@ class RunBudget {
   bool deadline_;
   std::chrono::steady_clock::time_point deadline_at_;
   // Clock sampling: read every `stride_` ticks, the stride doubling (to 1024) while samples
-  // come closer than kSampleGap apart and dropping to 1 when an iteration is slow.
+  // come closer than run_limits::kClockSampleGap apart and dropping to 1 when an iteration is slow
+  // (evoxc/core/run_limits.h).
   int64_t until_clock_ = 1, stride_ = 1;
   std::chrono::steady_clock::time_point last_sample_;
 };

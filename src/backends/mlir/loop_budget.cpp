@@ -3,13 +3,12 @@
 
 #include "backends/common/async_runtime.h"
 #include "evoxc/core/error.h"
+#include "evoxc/core/run_limits.h"
 
 namespace evoxc::mlir_backend {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int64_t kMaxStride = 1024;
-constexpr auto kSampleGap = std::chrono::microseconds(20);
 
 int64_t ns(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -34,37 +33,31 @@ LoopBudget::LoopBudget(const RunOptions& options)
 
 void LoopBudget::check_start() const {
   if (cancelled_ && cancelled_->load(std::memory_order_relaxed))
-    throw RunLimitError(
-        "the run was cancelled (its CancellationToken was tripped before the call started; reset() it to run "
-        "again)");
-  if (deadline_ && Clock::now() >= *deadline_)
-    throw RunLimitError("the run's deadline had passed before the call started");
+    throw RunLimitError(run_limits::cancelled_before_start());
+  if (deadline_ && Clock::now() >= *deadline_) throw RunLimitError(run_limits::deadline_before_start());
 }
 
 bool LoopBudget::tick(const char* where) {
   if (stopped_.load(std::memory_order_relaxed)) return false;
   int64_t n = count_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (n > max_count_) {
-    stop(std::string(where) + ": the run reached max_loop_iterations = " + std::to_string(max_count_) +
-         " (body iterations of all loops of the call, counted together)");
+    stop(run_limits::count_reached(where, max_count_));
     return false;
   }
   if (cancelled_ && cancelled_->load(std::memory_order_relaxed)) {
-    stop(std::string(where) + ": the run was cancelled through its CancellationToken (reset() it to run again)");
+    stop(run_limits::cancelled(where));
     return false;
   }
   if (deadline_ && n >= next_sample_.load(std::memory_order_relaxed)) {
     Clock::time_point now = Clock::now();
     if (now >= *deadline_) {
-      auto over = std::chrono::duration_cast<std::chrono::microseconds>(now - *deadline_).count();
-      stop(std::string(where) + ": the run's deadline passed (" + std::to_string(over) + " us ago; " +
-           std::to_string(n - 1) + " loop iterations in all)");
+      stop(run_limits::deadline_passed(where, std::chrono::duration_cast<std::chrono::microseconds>(now - *deadline_),
+                                       n - 1));
       return false;
     }
     int64_t last = last_sample_ns_.exchange(ns(now), std::memory_order_relaxed);
-    int64_t stride = ns(now) - last < std::chrono::nanoseconds(kSampleGap).count()
-                         ? std::min(stride_.load(std::memory_order_relaxed) * 2, kMaxStride)
-                         : 1;
+    int64_t stride = run_limits::next_clock_stride(stride_.load(std::memory_order_relaxed),
+                                                   std::chrono::nanoseconds(ns(now) - last));
     stride_.store(stride, std::memory_order_relaxed);
     next_sample_.store(n + stride, std::memory_order_relaxed);
   }

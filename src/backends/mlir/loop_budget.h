@@ -52,9 +52,9 @@ class LoopBudget {
   int64_t max_count_;
   const std::atomic<bool>* cancelled_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
-  // Clock sampling as the interpreter's: every `stride_` ticks, the stride doubling (to 1024) while
-  // samples come less than 20 us apart and dropping to 1 when iterations are slow. Races between the
-  // call's threads only move a sample by a few ticks.
+  // Clock sampling as the interpreter's (run_limits::next_clock_stride): every `stride_` ticks, the stride doubling (to
+  // 1024) while samples come less than 20 us apart and dropping to 1 when iterations are slow. Races between the call's
+  // threads only move a sample by a few ticks.
   std::atomic<int64_t> next_sample_{1}, stride_{1};
   std::atomic<int64_t> last_sample_ns_;
   std::atomic<bool> stopped_{false};
