@@ -3,10 +3,10 @@ with tvm.relax.frontend.stablehlo.from_stablehlo, built for the CPU and run on t
 interpreter (the record behind docs/backends.md, "tvm: not provided").
 
 TVM's importer needs jax's MLIR bindings of an older jax than this project tests with, so it runs in an interpreter
-of its own: python3 -m venv /tmp/tvm-venv && /tmp/tvm-venv/bin/pip install "apache-tvm==0.27.*" "jax==0.8.3"
+of its own: python3 -m venv tvm-venv && tvm-venv/bin/pip install "apache-tvm==0.27.*" "jax==0.8.3"
 "jaxlib==0.8.3" numpy, then
 
-    .venv/bin/python bench/tvm_probe.py --tvm-python /tmp/tvm-venv/bin/python"""
+    .venv/bin/python bench/tvm_probe.py --tvm-python tvm-venv/bin/python"""
 
 import argparse
 import json

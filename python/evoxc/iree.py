@@ -51,7 +51,7 @@ _DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
 def available() -> tuple[bool, str]:
     """(True, "") when IREE's compiler and runtime are installed, else (False, what to install)."""
     missing = [p for p, m in (("iree-base-compiler", "iree.compiler"), ("iree-base-runtime", "iree.runtime"))
-               if _ilu.find_spec(m.split(".")[0]) is None or _find(m) is None]
+               if _find(m) is None]
     if missing:
         return False, (f"iree: {' and '.join(missing)} not installed; pip install 'iree-base-compiler=={VERSION}.*' "
                        f"'iree-base-runtime=={VERSION}.*' (or \"evoxc[iree]\")")
