@@ -28,6 +28,7 @@
 #include "evoxc/trace/numpy.h"
 #include "evoxc/trace/ops.h"
 #include "evoxc/trace/postfix.h"
+#include "evoxc/trace/random.h"
 #include "evoxc/trace/trace.h"
 #include "evoxc/transforms/batch.h"
 #include "evoxc/transforms/transforms.h"

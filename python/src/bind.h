@@ -118,6 +118,7 @@ void bind_gp(nb::module_& m);
 void bind_xla(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_external(nb::module_& m);
+void bind_random(nb::module_& m);
 
 // The C++ tree of a normalised Python pytree (tuple, list, dict with str keys, None, leaves)
 // and back. `leaf` converts one leaf.

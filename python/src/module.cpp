@@ -23,4 +23,5 @@ NB_MODULE(_core, m) {
   bind_xla(m);
   bind_io(m);
   bind_external(m);
+  bind_random(m);
 }

@@ -75,6 +75,7 @@ const char* dtype_class_name(DTypeClass c) {
     case DTypeClass::Int: return "int";
     case DTypeClass::IntOrBool: return "int or bool";
     case DTypeClass::Bool: return "bool";
+    case DTypeClass::Key: return "random key";
   }
   return "?";
 }

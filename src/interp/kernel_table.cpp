@@ -20,6 +20,7 @@ struct BuiltTable {
     install_decomposition_kernels(table);
     install_conv_kernels(table);
     install_layout_kernels(table);
+    install_random_kernels(table);
     install_indexing_kernels(table);
     install_sort_kernels(table);
     install_row_switch_kernels(table);

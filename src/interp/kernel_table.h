@@ -34,6 +34,7 @@ void install_indexing_kernels(KernelTable& t);             // indexing.cpp
 void install_sort_kernels(KernelTable& t);                 // sort.cpp
 void install_postfix_kernels(KernelTable& t);              // postfix.cpp (postfix_eval)
 void install_row_switch_kernels(KernelTable& t);           // row_switch.cpp
+void install_random_kernels(KernelTable& t);               // random.cpp (random_bits, random_split, random_fold_in)
 void install_control_kernels(KernelTable& t);              // control.cpp (cond, while_loop, scan, return)
 
 }  // namespace evoxc::interp

@@ -119,6 +119,7 @@ const Registry& registry() {
     ops_detail::register_creation_ops(t);
     ops_detail::register_control_ops(t);
     ops_detail::register_extension_ops(t);
+    ops_detail::register_random_ops(t);
     Registry reg;
     reg.owned = std::move(t.defs());
     for (const auto& d : reg.owned) {
@@ -205,6 +206,7 @@ const char* op_category_name(OpCategory c) {
     case OpCategory::ControlFlow: return "control_flow";
     case OpCategory::Terminator: return "terminator";
     case OpCategory::Extension: return "extension";
+    case OpCategory::Random: return "random";
   }
   return "?";
 }

@@ -117,6 +117,7 @@ const DecomposeTable& decompositions() {
   static const std::unique_ptr<DecomposeTable> table = [] {
     auto t = std::make_unique<DecomposeTable>("decompose");
     transforms::install_linalg_decompositions(*t);
+    transforms::install_random_decompositions(*t);
     return t;
   }();
   return *table;

@@ -11,13 +11,16 @@ namespace evoxc::transforms {
 void install_elementwise_rules(RuleTables& t);
 void install_reduce_rules(RuleTables& t);
 void install_structure_rules(RuleTables& t);
+void install_layout_rules(RuleTables& t);
 void install_indexing_rules(RuleTables& t);
 void install_linalg_rules(RuleTables& t);
 void install_decomposition_rules(RuleTables& t);
 void install_control_rules(RuleTables& t);
+void install_random_rules(RuleTables& t);
 
 // One per family file of decompositions (src/transforms/decompose_<family>.cpp).
 void install_linalg_decompositions(DecomposeTable& t);
+void install_random_decompositions(DecomposeTable& t);
 
 // The op `name` emitted over `operands` with `attrs` in the current trace (no promotion, no
 // defaults: the op exactly as given).

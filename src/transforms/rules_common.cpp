@@ -17,10 +17,12 @@ struct Tables {
     install_elementwise_rules(t);
     install_reduce_rules(t);
     install_structure_rules(t);
+    install_layout_rules(t);
     install_indexing_rules(t);
     install_linalg_rules(t);
     install_decomposition_rules(t);
     install_control_rules(t);
+    install_random_rules(t);
   }
 };
 

@@ -57,9 +57,11 @@ TEST(Registry, OrderIsByCategory) {
   // The order is stable from call to call (one registry).
   EXPECT_EQ(&all_ops(), &all_ops());
   EXPECT_EQ(all_ops().front()->name, "exp");
-  // The extension ops come last (after the terminator), so that adding one moves no other op's id.
-  EXPECT_EQ(all_ops().back()->name, "stablehlo_call");
-  EXPECT_EQ(all_ops()[all_ops().size() - 2]->name, "return");
+  // The extension ops come after the terminator and the random ops after them, each family appended so that adding
+  // it moved no other op's id.
+  EXPECT_EQ(all_ops().back()->name, "random_fold_in");
+  EXPECT_EQ(get_op("stablehlo_call").id + 1, get_op("random_bits").id);
+  EXPECT_EQ(get_op("return").id + 1, get_op("stablehlo_call").id);
 }
 
 TEST(Registry, FindAndGet) {

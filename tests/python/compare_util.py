@@ -14,6 +14,7 @@ DTYPES = {
     "int": ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"],
     "int or bool": ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"],
     "bool": ["bool"],
+    "random key": ["int32", "int64", "uint32", "uint64"],
 }
 
 # Float tolerances (relative, absolute). The compiled backends' float32 math runs polynomial approximations or

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "evoxc/core/half.h"
 
@@ -14,6 +15,13 @@ namespace evoxc {
 enum class DType : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64 };
 
 inline constexpr int kNumDTypes = 13;
+
+// Every dtype, in enum order (a backend that takes them all lists them so).
+inline std::vector<DType> all_dtypes() {
+  std::vector<DType> v;
+  for (int i = 0; i < kNumDTypes; ++i) v.push_back(static_cast<DType>(i));
+  return v;
+}
 
 inline constexpr DType bool_ = DType::Bool;
 inline constexpr DType i8 = DType::I8, int8 = DType::I8;
@@ -65,7 +73,8 @@ constexpr int bit_width(DType t) { return is_bool(t) ? 1 : static_cast<int>(size
 
 // Which element types an op or kernel accepts. The one definition: the op registry checks
 // operands with it and the interpreter instantiates kernels for exactly its members.
-enum class DTypeClass : uint8_t { Any, Numeric, Float, Int, IntOrBool, Bool };
+// Key: the dtypes of a random key (int32/uint32 words of threefry2x32 and philox4x32_10, int64/uint64 of splitmix64).
+enum class DTypeClass : uint8_t { Any, Numeric, Float, Int, IntOrBool, Bool, Key };
 constexpr bool dtype_in_class(DType t, DTypeClass c) {
   switch (c) {
     case DTypeClass::Any: return true;
@@ -74,10 +83,11 @@ constexpr bool dtype_in_class(DType t, DTypeClass c) {
     case DTypeClass::Int: return is_int(t);
     case DTypeClass::IntOrBool: return is_int(t) || is_bool(t);
     case DTypeClass::Bool: return is_bool(t);
+    case DTypeClass::Key: return t == DType::I32 || t == DType::U32 || t == DType::I64 || t == DType::U64;
   }
   return false;
 }
-// "any", "numeric", "float", "int", "int or bool", "bool".
+// "any", "numeric", "float", "int", "int or bool", "bool", "random key".
 const char* dtype_class_name(DTypeClass c);
 
 // numpy-style name: "float32", "int64", "bool".

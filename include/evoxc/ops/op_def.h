@@ -28,6 +28,9 @@ enum class OpCategory : uint8_t {
   // Ops whose meaning is code from outside the catalogue (stablehlo_call): no interpreter kernel, no transform rules.
   // Last, so that adding one moves no other op's id.
   Extension,
+  // Key-based random numbers (random_bits, random_split, random_fold_in): after Extension so that no earlier op's id
+  // moved when they arrived.
+  Random,
 };
 const char* op_category_name(OpCategory c);
 

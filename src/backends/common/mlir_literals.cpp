@@ -2,13 +2,22 @@
 #include "backends/common/mlir_literals.h"
 
 #include <functional>
-#include <memory>
 #include <vector>
 
+#include "backends/common/constant_fold.h"
 #include "evoxc/ops/op_def.h"
-#include "evoxc/pipeline/pipeline.h"
 
 namespace evoxc::mlir_literals {
+
+std::string tensor_type(const Shape& shape, const std::string& element) {
+  std::string s = "tensor<";
+  for (const DimExpr& d : shape) {
+    auto c = d.as_const();
+    s += c ? std::to_string(*c) : std::string("?");
+    s += "x";
+  }
+  return s + element + ">";
+}
 
 std::string hex_bytes(const void* data, size_t n) {
   static const char* kDigits = "0123456789ABCDEF";
@@ -45,17 +54,8 @@ std::string dense(const Tensor& t) {
 }
 
 Tensor full_scalar(const Attribute& value, DType t) {
-  auto module = std::make_shared<Module>();
-  Function& f = module->add_function("main");
-  Operation* op = f.entry().append(get_op("full"), {}, {TensorType(t, Shape{})},
-                                   {{"shape", Shape{}}, {"value", value}, {"dtype", t}});
-  f.entry().append(get_op("return"), {op->result(0)}, {});
-  f.result_types() = {TensorType(t, Shape{})};
-  Graph g(module, TreeDef::tuple({}), TreeDef::tuple({TreeDef(LeafMark{})}));
-  Executable exe = load(compile(lower(g, "interp")));
-  std::vector<Tensor> outs(1);
-  exe.execute({}, outs);
-  return outs[0];
+  return backends::fold_on_interp(get_op("full"), TensorType(t, Shape{}),
+                                  {{"shape", Shape{}}, {"value", value}, {"dtype", t}});
 }
 
 }  // namespace evoxc::mlir_literals

@@ -1,5 +1,5 @@
-// MLIR literal text shared by the backends that write MLIR (stablehlo, mlir): dense tensor constants and the exact
-// value a splat of evoxc's `full` has.
+// MLIR literal text shared by the backends that write MLIR (stablehlo, mlir): ranked tensor types, dense tensor
+// constants and the exact value a splat of evoxc's `full` has.
 #pragma once
 
 #include <cstddef>
@@ -7,8 +7,12 @@
 
 #include "evoxc/core/tensor.h"
 #include "evoxc/ir/attribute.h"
+#include "evoxc/ir/ir.h"
 
 namespace evoxc::mlir_literals {
+
+// "tensor<3x?xf32>": each static extent, `?` for a symbolic one, then `element` (the dialect's element type).
+std::string tensor_type(const Shape& shape, const std::string& element);
 
 // Raw little-endian bytes as MLIR's hex dense form: "0x0A1B..." in quotes.
 std::string hex_bytes(const void* data, size_t n);

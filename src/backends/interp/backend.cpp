@@ -38,7 +38,7 @@ Capabilities interp_capabilities() {
   c.symbolic_shapes = true;
   c.regions = true;
   c.serializable_artifact = true;
-  for (int i = 0; i < kNumDTypes; ++i) c.dtypes.push_back(static_cast<DType>(i));
+  c.dtypes = all_dtypes();
   c.rules = &interp::kernels();     // its kernel table, keyed by op id
   c.batch_cost = BatchCostModel{};  // BatchCostModel's defaults are the interpreter's, as calibrated
   return c;

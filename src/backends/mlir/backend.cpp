@@ -246,7 +246,7 @@ Capabilities mlir_capabilities() {
   c.symbolic_shapes = true;
   c.regions = true;
   c.serializable_artifact = true;
-  for (int i = 0; i < kNumDTypes; ++i) c.dtypes.push_back(static_cast<DType>(i));
+  c.dtypes = all_dtypes();
   c.rules = &mlir_backend::rules();
   return c;
 }

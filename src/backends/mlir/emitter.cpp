@@ -36,15 +36,7 @@ std::string element_type(DType t) {
   throw InternalError("mlir: unknown dtype");
 }
 
-std::string tensor_type(const TensorType& t) {
-  std::string s = "tensor<";
-  for (const DimExpr& d : t.shape) {
-    auto c = d.as_const();
-    s += c ? std::to_string(*c) : std::string("?");
-    s += "x";
-  }
-  return s + element_type(t.dtype) + ">";
-}
+std::string tensor_type(const TensorType& t) { return mlir_literals::tensor_type(t.shape, element_type(t.dtype)); }
 
 namespace {
 
@@ -574,6 +566,7 @@ const Tables& tables() {
     add_binary_rules(*made);
     add_reduce_linalg_rules(*made);
     add_structure_rules(*made);
+    add_layout_rules(*made);
     add_control_rules(made->ops);
     return made;
   }();

@@ -250,6 +250,7 @@ void add_elementwise_rules(Tables& t);  // unary ops
 void add_binary_rules(Tables& t);       // binary, comparison, select, clamp, convert, bitcast_convert
 void add_reduce_linalg_rules(Tables& t);
 void add_structure_rules(Tables& t);
+void add_layout_rules(Tables& t);
 void add_control_rules(Table& t);
 
 }  // namespace evoxc::mlir_backend

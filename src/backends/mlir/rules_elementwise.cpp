@@ -256,18 +256,6 @@ Scalar erf_inv(Math& m, const Scalar& y) {
   return m.sel(m.either(m.isnan(y), m.gt(ay, one)), m.k(NAN, t), x);
 }
 
-// lgamma(2 + z) = (1 - gamma) z + sum_k>=2 (-1)^k (zeta(k) - 1) / k z^k, as coefficients of z^1..z^30
-// (mpmath at 200 bits; the StableHLO rules' table): the terms fall by 4x each for |z| <= 1/2.
-constexpr double kLgammaAt2[] = {
-    0x1.b0ee6072093cep-2,   0x1.4a34cc4a60fa6p-2,  -0x1.13e001a557607p-4,  0x1.51322ac7d8483p-6,
-    -0x1.e404fc218f5f2p-8,  0x1.7add6eadb6c30p-9,  -0x1.38ac5c2bf8e08p-10, 0x1.0b36af86396e9p-11,
-    -0x1.d3fd4c76d2fc8p-13, 0x1.a127b0f17d65ap-14, -0x1.78de5bd7c81efp-15, 0x1.580dcee66eb02p-16,
-    -0x1.3cbc963ce2243p-17, 0x1.2597a39f34aacp-18, -0x1.11b2eb7679541p-19, 0x1.0064cdeb22f0fp-20,
-    -0x1.e2600d93cfd2fp-22, 0x1.c76bbb3f07a4dp-23, -0x1.af5a6cbbf8a97p-24, 0x1.99b93c2070b0fp-25,
-    -0x1.862c734df3eacp-26, 0x1.7469daccfadcdp-27, -0x1.6434a8447aeadp-28, 0x1.555a877ffd2c3p-29,
-    -0x1.47b1679258d0ep-30, 0x1.3b15d2b2fc10cp-31, -0x1.2f69a9fabe3e0p-32, 0x1.24932a337434cp-33,
-    -0x1.1a7c26ec2523cp-34, 0x1.11116e693ed98p-35};
-
 // lgamma on y >= 0 (and NaN, +inf) in float64, accurate in relative terms next to the zeros at 1 and 2:
 //  - y < 10: the series about 2 on z in [-1/2, 1/2]: z = y below 1/2 (lgamma(y) = lgamma(2 + y) -
 //    log(y (1 + y))), z = y - 1 below 3/2 (lgamma(1 + z) = lgamma(2 + z) - log(y)), else y brought down
@@ -290,7 +278,7 @@ Scalar lgamma_positive(Math& m, const Scalar& y) {
   // otherwise lgamma(2 + z) + log(p).
   Scalar q = m.sel(lt05, m.mul(y, m.add(one, y)), m.sel(lt15, y, p));
   Scalar lq = m.fn("math.log", q);
-  Scalar small = m.add(m.mul(m.horner(z, kLgammaAt2), z), m.sel(lt15, m.neg(lq), lq));
+  Scalar small = m.add(m.mul(m.horner(z, special::kLgammaAt2), z), m.sel(lt15, m.neg(lq), lq));
 
   Scalar ly = m.fn("math.log", y);
   Scalar iy = m.div(one, y);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/mlir/emitter.h"
+#include "evoxc/ops/families.h"
 
 namespace evoxc::mlir_backend {
 namespace {
@@ -100,7 +101,7 @@ Scalar one(Body& b, DType t) {
   return t == DType::Bool ? b.b(true) : b.i(1, t);
 }
 
-enum class Comb { Sum, Prod, Max, Min, Or, And };
+using Comb = Combiner;
 
 Scalar identity(Body& b, Comb c, DType t) {
   switch (c) {
@@ -1377,12 +1378,7 @@ void add_reduce_linalg_rules(Tables& tables) {
           [c](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_reduction(e, op, in, c); });
     tables.reads_elements.set(name, true);
   };
-  red("reduce_sum", Comb::Sum);
-  red("reduce_prod", Comb::Prod);
-  red("reduce_max", Comb::Max);
-  red("reduce_min", Comb::Min);
-  red("reduce_any", Comb::Or);
-  red("reduce_all", Comb::And);
+  for (const CombinerOp& r : kReductionOps) red(r.op, r.combiner);
   t.set("reduce_mean", lower_mean);
   tables.reads_elements.set("reduce_mean", true);
   t.set("argmax", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_arg(e, op, in, true); });
@@ -1390,10 +1386,7 @@ void add_reduce_linalg_rules(Tables& tables) {
   auto sc = [&t](const char* name, Comb c) {
     t.set(name, [c](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_scan(e, op, in, c); });
   };
-  sc("cumsum", Comb::Sum);
-  sc("cumprod", Comb::Prod);
-  sc("cummax", Comb::Max);
-  sc("cummin", Comb::Min);
+  for (const CombinerOp& s : kScanOps) sc(s.op, s.combiner);
   t.set("reduce_logsumexp", lower_logsumexp);
   t.set("dot", lower_dot);
   t.set("dot_general", lower_dot_general);
@@ -1408,13 +1401,8 @@ void add_reduce_linalg_rules(Tables& tables) {
   t.set("det", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_det(e, op, in, false); });
   t.set("slogdet", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_det(e, op, in, true); });
   t.set("qr", lower_qr);
-  t.defer("eigh",
-          "no symmetric eigensolver is written for the mlir backend, and the eigenvectors' signs are whatever "
-          "LAPACK's syevd returns (semantics), which another algorithm does not reproduce; run it on the interp "
-          "backend");
-  t.defer("svd",
-          "no SVD is written for the mlir backend, and the singular vectors' signs are whatever LAPACK's gesdd "
-          "returns (semantics), which another algorithm does not reproduce; run it on the interp backend");
+  t.defer("eigh", std::string("no symmetric eigensolver is written for the mlir backend, and ") + kEighDeferral);
+  t.defer("svd", std::string("no SVD is written for the mlir backend, and ") + kSvdDeferral);
   t.defer("stablehlo_call",
           "the mlir backend compiles upstream dialects only and has no StableHLO; build the graph with "
           "backend=\"xla\"");

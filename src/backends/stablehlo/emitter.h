@@ -131,6 +131,7 @@ std::string i64_array(std::initializer_list<int64_t> v);
 void add_elementwise_rules(Table& t);
 void add_reduce_linalg_rules(Table& t);
 void add_structure_rules(Table& t);
+void add_layout_rules(Table& t);
 void add_control_rules(Table& t);
 void add_extension_rules(Table& t);
 

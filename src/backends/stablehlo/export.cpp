@@ -30,15 +30,7 @@ std::string element_type(DType t) {
   throw InternalError("stablehlo: unknown dtype");
 }
 
-std::string tensor_type(const TensorType& t) {
-  std::string s = "tensor<";
-  for (const DimExpr& d : t.shape) {
-    auto c = d.as_const();
-    s += c ? std::to_string(*c) : std::string("?");
-    s += "x";
-  }
-  return s + element_type(t.dtype) + ">";
-}
+std::string tensor_type(const TensorType& t) { return mlir_literals::tensor_type(t.shape, element_type(t.dtype)); }
 
 std::string i64_array(std::span<const int64_t> v) {
   if (v.empty()) return "array<i64>";
@@ -261,6 +253,7 @@ const Table& rules() {
     add_elementwise_rules(*t);
     add_reduce_linalg_rules(*t);
     add_structure_rules(*t);
+    add_layout_rules(*t);
     add_control_rules(*t);
     add_extension_rules(*t);
     return t;
@@ -314,7 +307,7 @@ Capabilities stablehlo_capabilities() {
   c.symbolic_shapes = true;
   c.regions = true;
   c.serializable_artifact = false;
-  for (int i = 0; i < kNumDTypes; ++i) c.dtypes.push_back(static_cast<DType>(i));
+  c.dtypes = all_dtypes();
   c.rules = &stablehlo::rules();
   return c;
 }

@@ -367,18 +367,6 @@ Val series(Writer& w, const Val& z, std::span<const double> c) {
   return w.mul(p, z);
 }
 
-// lgamma(2 + z) = (1 - gamma) z + sum_k>=2 (-1)^k (zeta(k) - 1) / k z^k (mpmath at 200 bits); the terms
-// fall by 4x each for |z| <= 1/2, so 30 of them leave 1e-20.
-constexpr double kLgammaAt2[] = {
-    0x1.b0ee6072093cep-2,   0x1.4a34cc4a60fa6p-2,  -0x1.13e001a557607p-4,  0x1.51322ac7d8483p-6,
-    -0x1.e404fc218f5f2p-8,  0x1.7add6eadb6c30p-9,  -0x1.38ac5c2bf8e08p-10, 0x1.0b36af86396e9p-11,
-    -0x1.d3fd4c76d2fc8p-13, 0x1.a127b0f17d65ap-14, -0x1.78de5bd7c81efp-15, 0x1.580dcee66eb02p-16,
-    -0x1.3cbc963ce2243p-17, 0x1.2597a39f34aacp-18, -0x1.11b2eb7679541p-19, 0x1.0064cdeb22f0fp-20,
-    -0x1.e2600d93cfd2fp-22, 0x1.c76bbb3f07a4dp-23, -0x1.af5a6cbbf8a97p-24, 0x1.99b93c2070b0fp-25,
-    -0x1.862c734df3eacp-26, 0x1.7469daccfadcdp-27, -0x1.6434a8447aeadp-28, 0x1.555a877ffd2c3p-29,
-    -0x1.47b1679258d0ep-30, 0x1.3b15d2b2fc10cp-31, -0x1.2f69a9fabe3e0p-32, 0x1.24932a337434cp-33,
-    -0x1.1a7c26ec2523cp-34, 0x1.11116e693ed98p-35};
-
 // lgamma. CHLO's Lanczos form is accurate in absolute terms only: next to the zeros at 1 and 2 its
 // relative error reaches 1e-10 in float64 (5e-2 in float32), where the interpreter's is an ULP. On
 // [1/2, 5/2] the series above takes over: lgamma(1 + z) = lgamma(2 + z) - log(1 + z) (no
@@ -389,9 +377,9 @@ Val lgamma(Writer& w, const Val& x) {
   Val r = w.un("chlo.lgamma", x);
   Val half = w.kf(0.5, t);
   Val z2 = w.sub(x, w.kf(2.0, t));
-  r = w.sel(w.cmp("LE", w.abs(z2), half), series(w, z2, kLgammaAt2), r);
+  r = w.sel(w.cmp("LE", w.abs(z2), half), series(w, z2, special::kLgammaAt2), r);
   Val z1 = w.sub(x, w.kf(1.0, t));
-  Val near1 = w.sub(series(w, z1, kLgammaAt2), w.un("log", x));  // log(x) = log1p(z1)
+  Val near1 = w.sub(series(w, z1, special::kLgammaAt2), w.un("log", x));  // log(x) = log1p(z1)
   return w.sel(w.cmp("LT", w.abs(z1), half), near1, r);
 }
 

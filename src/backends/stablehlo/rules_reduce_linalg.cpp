@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/stablehlo/emitter.h"
+#include "evoxc/ops/families.h"
 #include "evoxc/ops/special_constants.h"
 
 namespace evoxc::stablehlo {
@@ -132,7 +133,7 @@ Val count_of(Emitter& e, const Shape& s, const Ints& axes, DType t) {
   return e.convert(e.extent(n), t);
 }
 
-enum class Red { Sum, Prod, Max, Min, Any, All };
+using Red = Combiner;
 
 std::vector<Val> lower_reduction(Emitter& e, const Operation& op, std::span<const Val> in, Red r) {
   const TensorType& rt = op.result(0)->type();
@@ -161,11 +162,11 @@ std::vector<Val> lower_reduction(Emitter& e, const Operation& op, std::span<cons
       fn = b ? "and" : "minimum";
       init = highest(t);
       break;
-    case Red::Any:
+    case Red::Or:
       fn = "or";
       init = false;
       break;
-    case Red::All:
+    case Red::And:
       fn = "and";
       init = true;
       break;
@@ -228,8 +229,6 @@ std::vector<Val> lower_arg(Emitter& e, const Operation& op, std::span<const Val>
 
 // ---- scans ----
 
-enum class Scan { Sum, Prod, Max, Min };
-
 // Inclusive scan along `axis`. A static extent n is a reduce_window of window n padded with n - 1
 // identities before (after, for reverse) each position (as jax lowers cumsum; XLA rewrites that
 // pattern into a log-depth scan). A symbolic extent cannot be a window size: there every output
@@ -280,19 +279,21 @@ Val scan(Emitter& e, const Val& x, size_t axis, bool reverse, const char* fn, co
   return reduce(e, masked, {static_cast<int64_t>(axis + 1)}, fn, init);
 }
 
-std::vector<Val> lower_scan(Emitter& e, const Operation& op, std::span<const Val> in, Scan k) {
+std::vector<Val> lower_scan(Emitter& e, const Operation& op, std::span<const Val> in, Combiner k) {
   size_t axis = static_cast<size_t>(attr_int(op.attributes(), "axis", op.name()));
   bool reverse = attr_bool(op.attributes(), "reverse", op.name());
   DType t = in[0].type.dtype;
   bool b = t == DType::Bool;
   switch (k) {
-    case Scan::Sum: return {e.convert(scan(e, e.convert(in[0], acc_type(t)), axis, reverse, "add", int64_t{0}), t)};
-    case Scan::Prod:
+    case Combiner::Sum: return {e.convert(scan(e, e.convert(in[0], acc_type(t)), axis, reverse, "add", int64_t{0}), t)};
+    case Combiner::Prod:
       return {e.convert(scan(e, e.convert(in[0], acc_type(t)), axis, reverse, "multiply", int64_t{1}), t)};
-    case Scan::Max: return {scan(e, in[0], axis, reverse, b ? "or" : "maximum", lowest(t))};
-    case Scan::Min: return {scan(e, in[0], axis, reverse, b ? "and" : "minimum", highest(t))};
+    case Combiner::Max: return {scan(e, in[0], axis, reverse, b ? "or" : "maximum", lowest(t))};
+    case Combiner::Min: return {scan(e, in[0], axis, reverse, b ? "and" : "minimum", highest(t))};
+    case Combiner::Or:
+    case Combiner::And: break;
   }
-  return {};
+  throw InternalError("stablehlo: no running scan with combiner or/and");
 }
 
 // m + log(sum(exp(x - m))) in float64, rounded once; m = -inf (empty or all -inf) gives -inf,
@@ -532,22 +533,14 @@ void add_reduce_linalg_rules(Table& t) {
     t.set(name,
           [r](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_reduction(e, op, in, r); });
   };
-  red("reduce_sum", Red::Sum);
-  red("reduce_prod", Red::Prod);
-  red("reduce_max", Red::Max);
-  red("reduce_min", Red::Min);
-  red("reduce_any", Red::Any);
-  red("reduce_all", Red::All);
+  for (const CombinerOp& r : kReductionOps) red(r.op, r.combiner);
   t.set("reduce_mean", lower_mean);
   t.set("argmax", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_arg(e, op, in, true); });
   t.set("argmin", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_arg(e, op, in, false); });
-  auto sc = [&t](const char* name, Scan k) {
+  auto sc = [&t](const char* name, Combiner k) {
     t.set(name, [k](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_scan(e, op, in, k); });
   };
-  sc("cumsum", Scan::Sum);
-  sc("cumprod", Scan::Prod);
-  sc("cummax", Scan::Max);
-  sc("cummin", Scan::Min);
+  for (const CombinerOp& s : kScanOps) sc(s.op, s.combiner);
   t.set("reduce_logsumexp", lower_logsumexp);
   t.set("dot", lower_dot);
   t.set("dot_general", lower_dot_general);
@@ -556,14 +549,12 @@ void add_reduce_linalg_rules(Table& t) {
   t.set("cholesky", lower_cholesky);
   t.set("triangular_solve", lower_triangular_solve);
   t.defer("eigh",
-          "StableHLO has no symmetric eigensolver (jax lowers eigh on CPU to a LAPACK syevd custom call whose ABI is "
-          "jaxlib's private one), and the eigenvectors' signs are whatever LAPACK returns (semantics), which no other "
-          "algorithm reproduces; run it on the interp backend, or decompose before export");
-  t.defer("svd",
-          "StableHLO has no SVD op (jax lowers svd on CPU to a LAPACK gesdd custom call whose ABI is jaxlib's private "
-          "one), and the singular vectors' signs are whatever LAPACK returns (semantics), which no other algorithm "
-          "reproduces; run it on the interp backend (matrix_rank and norm ord 2/-2/nuc, which need only the singular "
-          "values, are decomposed into a Jacobi iteration)");
+          std::string("StableHLO has no symmetric eigensolver (jax lowers eigh on CPU to a LAPACK syevd custom call "
+                      "whose ABI is jaxlib's private one), and ") +
+              kEighDeferral);
+  t.defer("svd", std::string("StableHLO has no SVD op (jax lowers svd on CPU to a LAPACK gesdd custom call whose ABI "
+                             "is jaxlib's private one), and ") +
+                     kSvdDeferral);
 }
 
 }  // namespace evoxc::stablehlo

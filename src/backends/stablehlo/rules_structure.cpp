@@ -1,4 +1,5 @@
-// StableHLO lowering rules: the structure family (shape, layout, indexing, sorting, row_switch) and creation ops.
+// StableHLO lowering rules: the structure family (shape, indexing, sorting, row_switch) and the creation ops iota,
+// full and constant (the layout family is in rules_layout.cpp).
 //
 // Each rule writes evoxc's semantics (docs/semantics.md) out where StableHLO's differ or leave a case to the
 // implementation: gather reads and dynamic_slice starts clamp (StableHLO clamps too, on int64 indices we convert
@@ -9,232 +10,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "backends/stablehlo/emitter.h"
+#include "backends/stablehlo/shape_rules.h"
 #include "evoxc/ops/op_def.h"
 #include "evoxc/ops/row_switch.h"
-#include "evoxc/pipeline/pipeline.h"
 
 namespace evoxc::stablehlo {
 namespace {
 
-using Ints = std::vector<int64_t>;
-constexpr std::span<const Val> kNoOperands{};
-
-const TensorType& rtype(const Operation& op, size_t i = 0) { return op.result(i)->type(); }
-const AttrMap& attrs(const Operation& op) { return op.attributes(); }
-
-std::string ints_list(const Ints& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
-Ints iota_ints(size_t n, int64_t from = 0) {
-  Ints v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = from + static_cast<int64_t>(i);
-  return v;
-}
-
-Shape with_extent(const Shape& s, size_t axis, const DimExpr& d) {
-  Shape r = s;
-  r[axis] = d;
-  return r;
-}
-
-bool static_zero(const DimExpr& d) { return d.is_const() && d.value() == 0; }
-bool static_empty(const Shape& s) {
-  for (const DimExpr& d : s)
-    if (static_zero(d)) return true;
-  return false;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Small typed builders.
-
-Val scalar_i64(Emitter& e, int64_t v) { return e.splat(Attribute(v), DType::I64, Shape{}); }
-Val vector_i64(Emitter& e, const Ints& v) {
-  return e.constant(Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}));
-}
-// The value `v` of dtype `t` broadcast to `shape` (symbolic extents allowed).
-Val fill(Emitter& e, const Attribute& v, DType t, const Shape& shape) {
-  return e.broadcast_to(e.splat(v, t, Shape{}), shape);
-}
-Val zeros(Emitter& e, const TensorType& t) { return fill(e, Attribute(int64_t{0}), t.dtype, t.shape); }
-
-Val binary(Emitter& e, const char* name, const Val& a, const Val& b) { return e.op1(name, {a, b}, "", a.type); }
-Val compare(Emitter& e, const Val& a, const Val& b, const char* dir) {
-  return e.op1("compare", {a, b}, std::string("{comparison_direction = #stablehlo<comparison_direction ") + dir + ">}",
-               TensorType(DType::Bool, a.type.shape));
-}
-Val select(Emitter& e, const Val& p, const Val& a, const Val& b) { return e.op1("select", {p, a, b}, "", a.type); }
-Val logical_not(Emitter& e, const Val& p) { return e.op1("not", {p}, "", p.type); }
-// The rank-0 `s` broadcast to the shape of `like_this` (its dtype kept).
-Val like(Emitter& e, const Val& s, const Val& like_this) { return e.broadcast_to(s, like_this.type.shape); }
-
-// x reshaped to `to` (same element count): reshape, or dynamic_reshape for symbolic extents.
-Val reshape(Emitter& e, const Val& x, const Shape& to) {
-  if (x.type.shape == to) return x;
-  TensorType t(x.type.dtype, to);
-  if (to.is_static()) return e.op1("reshape", {x}, "", t);
-  return e.op1("dynamic_reshape", {x, e.shape_tensor(to)}, "", t);
-}
-
-// broadcast_in_dim with explicit dimensions (dynamic_broadcast_in_dim for symbolic extents).
-Val broadcast_dims(Emitter& e, const Val& x, const Shape& to, const Ints& dims) {
-  if (x.type.shape == to && dims == iota_ints(to.rank())) return x;
-  TensorType t(x.type.dtype, to);
-  std::string a = "{broadcast_dimensions = " + i64_array(dims) + "}";
-  if (to.is_static()) return e.op1("broadcast_in_dim", {x}, a, t);
-  return e.op1("dynamic_broadcast_in_dim", {x, e.shape_tensor(to)}, a, t);
-}
-
-// Counting 0, 1, ... along `dim` of `shape` in an integer or float dtype StableHLO's iota takes directly.
-Val iota(Emitter& e, const Shape& shape, size_t dim, DType t = DType::I64) {
-  TensorType ty(t, shape);
-  std::string a = "{iota_dimension = " + std::to_string(dim) + " : i64}";
-  if (shape.is_static()) return e.op1("iota", kNoOperands, a, ty);
-  return e.op1("dynamic_iota", {e.shape_tensor(shape)}, a, ty);
-}
-
-// Elements start, start + stride, ... below limit per axis (0 <= start <= limit <= extent).
-Val slice(Emitter& e, const Val& x, const Ints& start, const std::vector<DimExpr>& limit, const Ints& strides) {
-  std::vector<DimExpr> out;
-  bool is_static = true;
-  for (size_t i = 0; i < start.size(); ++i) {
-    out.push_back(floordiv(limit[i] - DimExpr(start[i]) + DimExpr(strides[i] - 1), DimExpr(strides[i])));
-    is_static = is_static && limit[i].is_const();
-  }
-  TensorType t(x.type.dtype, Shape(out));
-  if (t.shape == x.type.shape && std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; }))
-    return x;
-  if (is_static) {
-    Ints lim;
-    for (const DimExpr& d : limit) lim.push_back(d.value());
-    return e.op1("slice", {x},
-                 "{limit_indices = " + i64_array(lim) + ", start_indices = " + i64_array(start) +
-                     ", strides = " + i64_array(strides) + "}",
-                 t);
-  }
-  return e.op1("real_dynamic_slice", {x, vector_i64(e, start), e.shape_tensor(Shape(limit)), vector_i64(e, strides)},
-               "", t);
-}
-
-// Elements [start, limit) along one axis, the other axes whole.
-Val slice_axis(Emitter& e, const Val& x, size_t axis, int64_t start, const DimExpr& limit) {
-  size_t r = x.type.rank();
-  Ints starts(r, 0), strides(r, 1);
-  starts[axis] = start;
-  std::vector<DimExpr> limits = x.type.shape.dims();
-  limits[axis] = limit;
-  return slice(e, x, starts, limits, strides);
-}
-
-Val concatenate(Emitter& e, const std::vector<Val>& parts, size_t axis, const TensorType& t) {
-  if (parts.size() == 1) return parts.front();
-  return e.op1("concatenate", parts, "{dimension = " + std::to_string(axis) + " : i64}", t);
-}
-
-// x padded with `value` (rank 0): low/high may be negative (crop), interior >= 0.
-Val pad(Emitter& e, const Val& x, const Val& value, const Ints& low, const Ints& high, const Ints& interior,
-        const Shape& result) {
-  return e.op1("pad", {x, value},
-               "{edge_padding_high = " + i64_array(high) + ", edge_padding_low = " + i64_array(low) +
-                   ", interior_padding = " + i64_array(interior) + "}",
-               TensorType(x.type.dtype, result));
-}
-
-// x with one zero appended on each symbolic axis of `axes`: a gather whose indexed axis may be empty at run time
-// then still has an element to clamp to (the caller masks or clamps so it is never read as data).
-Val pad_symbolic_axes(Emitter& e, const Val& x, const Ints& axes) {
-  size_t r = x.type.rank();
-  Ints low(r, 0), high(r, 0), interior(r, 0);
-  Shape s = x.type.shape;
-  bool any = false;
-  for (int64_t a : axes) {
-    auto i = static_cast<size_t>(a);
-    if (s[i].is_const() || high[i] != 0) continue;
-    high[i] = 1;
-    s[i] = s[i] + DimExpr(1);
-    any = true;
-  }
-  if (!any) return x;
-  return pad(e, x, e.splat(Attribute(int64_t{0}), x.type.dtype, Shape{}), low, high, interior, s);
-}
-
-Val reduce(Emitter& e, const Val& x, const Val& init, const Ints& dims, const char* combiner) {
-  TensorType s(x.type.dtype, Shape{});
-  std::vector<DimExpr> out;
-  for (size_t i = 0; i < x.type.rank(); ++i)
-    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(i)) == dims.end()) out.push_back(x.type.shape[i]);
-  TensorType rt(x.type.dtype, Shape(out));
-  Val operands[] = {x, init};
-  return e
-      .op_with_regions("reduce", operands, "{dimensions = " + i64_array(dims) + "}", std::span(&rt, 1), 1,
-                       [&](size_t) {
-                         TensorType args[] = {s, s};
-                         e.region_block(args, [&](std::span<const Val> a) -> std::vector<Val> {
-                           return {e.op1(combiner, {a[0], a[1]}, "", s)};
-                         });
-                       })
-      .front();
-}
-Val any_true(Emitter& e, const Val& p) {
-  return reduce(e, p, e.splat(Attribute(false), DType::Bool, Shape{}), iota_ints(p.type.rank()), "or");
-}
-
-// Index values as int64. Unsigned 64-bit values above INT64_MAX count as INT64_MAX (evoxc reads indices so),
-// where a plain convert would wrap them negative.
-Val index_i64(Emitter& e, const Val& i) {
-  if (i.type.dtype == DType::U64) {
-    Val cap = like(e, e.splat(Attribute(std::numeric_limits<int64_t>::max()), DType::U64, Shape{}), i);
-    return e.convert(binary(e, "minimum", i, cap), DType::I64);
-  }
-  return e.convert(i, DType::I64);
-}
-
-std::string gather_dims(const Ints& offset, const Ints& collapsed, const Ints& start_map, size_t ivd) {
-  std::vector<std::string> parts;
-  if (!offset.empty()) parts.push_back("offset_dims = " + ints_list(offset));
-  if (!collapsed.empty()) parts.push_back("collapsed_slice_dims = " + ints_list(collapsed));
-  if (!start_map.empty()) parts.push_back("start_index_map = " + ints_list(start_map));
-  parts.push_back("index_vector_dim = " + std::to_string(ivd));
-  std::string s = "#stablehlo.gather<";
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
-  return s + ">";
-}
-
-// StableHLO gather (dynamic_gather when a slice size is symbolic). Start indices clamp into range.
-Val gather(Emitter& e, const Val& x, const Val& idx, const std::string& dnums, const Shape& slice_sizes,
-           const TensorType& result) {
-  if (slice_sizes.is_static())
-    return e.op1("gather", {x, idx},
-                 "{dimension_numbers = " + dnums +
-                     ", indices_are_sorted = false, slice_sizes = " + i64_array(slice_sizes.to_ints()) + "}",
-                 result);
-  return e.op1("dynamic_gather", {x, idx, e.shape_tensor(slice_sizes)},
-               "{dimension_numbers = " + dnums + ", indices_are_sorted = false}", result);
-}
-
-// x[..., idx[j], ...] along `axis` for each j: idx is rank-1 int64 with in-range values.
-Val take_axis(Emitter& e, const Val& x, const Val& idx, size_t axis) {
-  size_t r = x.type.rank();
-  Ints offset;
-  for (size_t i = 0; i < r; ++i)
-    if (i != axis) offset.push_back(static_cast<int64_t>(i));
-  Shape sizes = with_extent(x.type.shape, axis, DimExpr(1));
-  TensorType t(x.type.dtype, with_extent(x.type.shape, axis, idx.type.shape[0]));
-  return gather(e, x, idx, gather_dims(offset, {static_cast<int64_t>(axis)}, {static_cast<int64_t>(axis)}, 1), sizes,
-                t);
-}
-
-// Python's modulo of int64 tensors by a positive divisor tensor of the same shape.
-Val pmod(Emitter& e, const Val& a, const Val& n) {
-  return binary(e, "remainder", binary(e, "add", binary(e, "remainder", a, n), n), n);
-}
+using namespace shape_rules;  // NOLINT(google-build-using-namespace): the families' shared helpers
 
 // ---------------------------------------------------------------------------------------------
 // Comparison in evoxc's sort order: ascending, NaN after every number, -0 == +0, false < true.
@@ -291,36 +77,6 @@ std::vector<Val> sort(Emitter& e, const std::vector<Val>& in, size_t dim, size_t
 }
 
 // ---------------------------------------------------------------------------------------------
-// Constant folding of operand-less ops on the interpreter (arange, linspace): the values are evoxc's by
-// construction.
-
-Tensor evaluate_on_interp(const Operation& op) {
-  auto module = std::make_shared<Module>();
-  Function& f = module->add_function("main");
-  Operation* c = f.entry().append(op.info(), {}, {rtype(op)}, attrs(op));
-  f.entry().append(get_op("return"), {c->result(0)}, {});
-  f.result_types() = {rtype(op)};
-  Graph g(module, TreeDef::tuple({}), TreeDef::tuple({TreeDef(LeafMark{})}));
-  Executable exe = load(compile(lower(g, "interp")));
-  std::vector<Tensor> outs(1);
-  exe.execute({}, outs);
-  return outs[0];
-}
-
-// A rule whose results are all statically empty writes empty constants: several StableHLO ops (gather from an
-// empty axis, a slice of size 1 from extent 0) are invalid there, and nothing needs computing.
-Rule empty_guard(Rule rule) {
-  return [rule](Emitter& e, const Operation& op, std::span<const Val> in) -> std::vector<Val> {
-    bool all_empty = op.num_results() > 0;
-    for (size_t i = 0; i < op.num_results(); ++i) all_empty = all_empty && static_empty(rtype(op, i).shape);
-    if (!all_empty) return rule(e, op, in);
-    std::vector<Val> out;
-    for (size_t i = 0; i < op.num_results(); ++i) out.push_back(zeros(e, rtype(op, i)));
-    return out;
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // Shape ops.
 
 std::vector<Val> lower_reshape(Emitter& e, const Operation& op, std::span<const Val> in) {
@@ -352,204 +108,6 @@ std::vector<Val> lower_concatenate(Emitter& e, const Operation& op, std::span<co
     if (!static_zero(v.type.shape[axis])) parts.push_back(v);
   if (parts.empty()) parts.push_back(in[0]);
   return {concatenate(e, parts, axis, rtype(op))};
-}
-
-// ---------------------------------------------------------------------------------------------
-// Layout ops.
-
-// pad's index map for the modes that read the operand (edge, reflect, symmetric), on one axis of static extent
-// n: result index j reads operand index map(j - low) (docs/semantics.md, as the interpreter's AxisMap).
-int64_t pad_source(const std::string& mode, int64_t q, int64_t n) {
-  auto pm = [](int64_t a, int64_t m) {
-    int64_t r = a % m;
-    return r < 0 ? r + m : r;
-  };
-  if (mode == "edge") return std::clamp<int64_t>(q, 0, n - 1);
-  if (mode == "reflect") {
-    if (n <= 1) return 0;
-    int64_t p = 2 * (n - 1), r = pm(q, p);
-    return r < n ? r : p - r;
-  }
-  int64_t p = 2 * n, r = pm(q, p);
-  return r < n ? r : p - 1 - r;
-}
-
-// The same map over a symbolic extent, as StableHLO arithmetic on j = iota(out).
-Val pad_source_dynamic(Emitter& e, const std::string& mode, int64_t low, const DimExpr& n, const DimExpr& out) {
-  Val j = iota(e, Shape{out}, 0);
-  Val q = binary(e, "subtract", j, like(e, scalar_i64(e, low), j));
-  Val nv = like(e, e.extent(n), j);
-  Val zero = like(e, scalar_i64(e, 0), j);
-  Val one = like(e, scalar_i64(e, 1), j);
-  if (mode == "edge")
-    return e.op1("clamp", {zero, q, binary(e, "maximum", binary(e, "subtract", nv, one), zero)}, "", q.type);
-  if (mode == "reflect") {
-    // p = 2(n - 1), at least 1 so the remainder is defined; n <= 1 reads element 0.
-    Val p =
-        binary(e, "maximum", binary(e, "multiply", binary(e, "subtract", nv, one), like(e, scalar_i64(e, 2), j)), one);
-    Val r = pmod(e, q, p);
-    Val v = select(e, compare(e, r, nv, "LT"), r, binary(e, "subtract", p, r));
-    return select(e, compare(e, nv, one, "LE"), zero, v);
-  }
-  Val p = binary(e, "maximum", binary(e, "multiply", nv, like(e, scalar_i64(e, 2), j)), one);
-  Val r = pmod(e, q, p);
-  return select(e, compare(e, r, nv, "LT"), r, binary(e, "subtract", binary(e, "subtract", p, one), r));
-}
-
-std::vector<Val> lower_pad(Emitter& e, const Operation& op, std::span<const Val> in) {
-  const std::string& mode = attr_string(attrs(op), "mode", "pad");
-  const Ints& low = attr_ints(attrs(op), "low", "pad");
-  const Ints& high = attr_ints(attrs(op), "high", "pad");
-  size_t r = in[0].type.rank();
-  Ints interior(r, 0);
-  if (attrs(op).count("interior")) interior = attr_ints(attrs(op), "interior", "pad");
-  const TensorType& rt = rtype(op);
-  // StableHLO's pad is numpy's constant mode with XLA's negative (cropping) widths and interior padding.
-  if (mode == "constant") return {pad(e, in[0], in[1], low, high, interior, rt.shape)};
-  // The other modes read the operand through a per-axis index map: one gather per padded axis.
-  Val x = in[0];
-  for (size_t i = 0; i < r; ++i) {
-    if (low[i] == 0 && high[i] == 0) continue;
-    const DimExpr& n = in[0].type.shape[i];
-    const DimExpr& out = rt.shape[i];
-    Val idx;
-    if (n.is_const() && out.is_const()) {
-      Ints v;
-      for (int64_t j = 0; j < out.value(); ++j) v.push_back(pad_source(mode, j - low[i], n.value()));
-      idx = vector_i64(e, v);
-    } else {
-      idx = pad_source_dynamic(e, mode, low[i], n, out);
-      // An empty axis at run time has nothing to read (evoxc raises there unless nothing is taken): padded so
-      // the gather stays a valid program.
-      x = pad_symbolic_axes(e, x, {static_cast<int64_t>(i)});
-    }
-    x = take_axis(e, x, idx, i);
-  }
-  return {x};
-}
-
-std::vector<Val> lower_tri(Emitter& e, const Operation& op, std::span<const Val> in, bool lower) {
-  int64_t k = attr_int(attrs(op), "k", lower ? "tril" : "triu");
-  const Shape& s = in[0].type.shape;
-  size_t r = s.rank();
-  Shape plane{s[r - 2], s[r - 1]};
-  Val d = binary(e, "subtract", iota(e, plane, 1), iota(e, plane, 0));  // j - i
-  Val keep = compare(e, d, like(e, scalar_i64(e, k), d), lower ? "LE" : "GE");
-  return {select(e, e.broadcast_to(keep, s), in[0], zeros(e, in[0].type))};
-}
-
-std::vector<Val> lower_diagonal(Emitter& e, const Operation& op, std::span<const Val> in) {
-  int64_t offset = attr_int(attrs(op), "offset", "diagonal");
-  int64_t a1 = attr_int(attrs(op), "axis1", "diagonal"), a2 = attr_int(attrs(op), "axis2", "diagonal");
-  const Shape& s = in[0].type.shape;
-  size_t r = s.rank();
-  // The other axes first, then axis1 and axis2.
-  Ints perm;
-  for (size_t i = 0; i < r; ++i)
-    if (static_cast<int64_t>(i) != a1 && static_cast<int64_t>(i) != a2) perm.push_back(static_cast<int64_t>(i));
-  perm.push_back(a1);
-  perm.push_back(a2);
-  std::vector<DimExpr> ps;
-  for (int64_t p : perm) ps.push_back(s[static_cast<size_t>(p)]);
-  Val x = in[0];
-  if (perm != iota_ints(r))
-    x = e.op1("transpose", {x}, "{permutation = " + i64_array(perm) + "}", TensorType(x.type.dtype, Shape(ps)));
-  x = pad_symbolic_axes(e, x, {static_cast<int64_t>(r - 2), static_cast<int64_t>(r - 1)});
-  // Index pairs (i + max(-offset, 0), i + max(offset, 0)) for i < len.
-  const DimExpr& len = rtype(op).shape[r - 2];
-  Shape col{len, DimExpr(1)};
-  Val i = iota(e, col, 0);
-  Val c0 = binary(e, "add", i, like(e, scalar_i64(e, std::max<int64_t>(-offset, 0)), i));
-  Val c1 = binary(e, "add", i, like(e, scalar_i64(e, std::max<int64_t>(offset, 0)), i));
-  Val idx = concatenate(e, {c0, c1}, 1, TensorType(DType::I64, Shape{len, DimExpr(2)}));
-  Shape sizes = x.type.shape;
-  sizes[r - 2] = DimExpr(1);
-  sizes[r - 1] = DimExpr(1);
-  auto last = static_cast<int64_t>(r - 2);
-  return {gather(e, x, idx, gather_dims(iota_ints(r - 2), {last, last + 1}, {last, last + 1}, 1), sizes, rtype(op))};
-}
-
-std::vector<Val> lower_flip(Emitter& e, const Operation& op, std::span<const Val> in) {
-  const Ints& axes = attr_ints(attrs(op), "axes", "flip");
-  if (axes.empty()) return {in[0]};
-  return {e.op1("reverse", {in[0]}, "{dimensions = " + i64_array(axes) + "}", rtype(op))};
-}
-
-std::vector<Val> lower_roll(Emitter& e, const Operation& op, std::span<const Val> in) {
-  const Ints& shifts = attr_ints(attrs(op), "shifts", "roll");
-  const Ints& axes = attr_ints(attrs(op), "axes", "roll");
-  Val x = in[0];
-  for (size_t k = 0; k < axes.size(); ++k) {
-    auto a = static_cast<size_t>(axes[k]);
-    const DimExpr& n = x.type.shape[a];
-    if (n.is_const()) {
-      // result[(i + shift) mod n] = x[i]: the last s elements, then the first n - s.
-      int64_t nv = n.value();
-      if (nv == 0) continue;
-      int64_t s = shifts[k] % nv;
-      if (s < 0) s += nv;
-      if (s == 0) continue;
-      Val tail = slice_axis(e, x, a, nv - s, n);
-      Val head = slice_axis(e, x, a, 0, DimExpr(nv - s));
-      x = concatenate(e, {tail, head}, a, x.type);
-      continue;
-    }
-    // Symbolic extent: result j reads (j - s) mod n with s = shift mod n, n at least 1 for the remainder.
-    Val j = iota(e, Shape{n}, 0);
-    Val one = scalar_i64(e, 1);
-    Val n1 = binary(e, "maximum", e.extent(n), one);
-    Val s = pmod(e, scalar_i64(e, shifts[k]), n1);
-    Val nb = like(e, n1, j);
-    Val idx = binary(e, "remainder", binary(e, "add", binary(e, "subtract", j, like(e, s, j)), nb), nb);
-    // Padded so the gather stays valid when n is 0 at run time (then it takes no index).
-    x = take_axis(e, pad_symbolic_axes(e, x, {static_cast<int64_t>(a)}), idx, a);
-  }
-  return {x};
-}
-
-std::vector<Val> lower_tile(Emitter& e, const Operation& op, std::span<const Val> in) {
-  const Ints& reps = attr_ints(attrs(op), "reps", "tile");
-  const Shape& s = in[0].type.shape;
-  // Broadcast to (r0, n0, r1, n1, ...) and merge each pair: row-major order repeats the whole axis.
-  std::vector<DimExpr> wide;
-  Ints dims;
-  for (size_t i = 0; i < s.rank(); ++i) {
-    wide.emplace_back(reps[i]);
-    wide.push_back(s[i]);
-    dims.push_back(static_cast<int64_t>(2 * i + 1));
-  }
-  return {reshape(e, broadcast_dims(e, in[0], Shape(wide), dims), rtype(op).shape)};
-}
-
-std::vector<Val> lower_repeat(Emitter& e, const Operation& op, std::span<const Val> in) {
-  const Ints& reps = attr_ints(attrs(op), "repeats", "repeat");
-  auto axis = static_cast<size_t>(attr_int(attrs(op), "axis", "repeat"));
-  const Shape& s = in[0].type.shape;
-  if (reps.size() == 1) {
-    // Broadcast to (..., n, r, ...) and merge: each element repeated r times in place.
-    std::vector<DimExpr> wide;
-    Ints dims;
-    for (size_t i = 0; i < s.rank(); ++i) {
-      dims.push_back(static_cast<int64_t>(wide.size()));
-      wide.push_back(s[i]);
-      if (i == axis) wide.emplace_back(reps[0]);
-    }
-    return {reshape(e, broadcast_dims(e, in[0], Shape(wide), dims), rtype(op).shape)};
-  }
-  // One count per element of a static axis: a gather with the repeated indices.
-  Ints idx;
-  for (size_t i = 0; i < reps.size(); ++i) idx.insert(idx.end(), static_cast<size_t>(reps[i]), static_cast<int64_t>(i));
-  return {take_axis(e, in[0], vector_i64(e, idx), axis)};
-}
-
-std::vector<Val> lower_one_hot(Emitter& e, const Operation& op, std::span<const Val> in) {
-  const TensorType& rt = rtype(op);
-  size_t m = in[0].type.rank();
-  // Compared in int64: signed and unsigned indices widen exactly (a uint64 above INT64_MAX wraps negative and,
-  // like a negative index, matches no class).
-  Val x = broadcast_dims(e, e.convert(in[0], DType::I64), rt.shape, iota_ints(m));
-  Val hit = compare(e, x, iota(e, rt.shape, m), "EQ");
-  return {e.convert(hit, rt.dtype)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -891,28 +449,6 @@ std::vector<Val> lower_constant(Emitter& e, const Operation& op, std::span<const
   return {e.constant(attr_tensor(attrs(op), "value", "constant"))};
 }
 
-// arange and linspace are static: their values are the interpreter's, embedded as a constant. The one
-// exception is a long all-int arange into an int dtype, whose formula (start + i * step in wrapping int64, then
-// the low bits) is exact and much smaller than its constant. A float formula (start + i * step in double) is not
-// exact on XLA: its CPU compiler contracts the multiply and add into one fma (rounding once where evoxc rounds
-// twice), even across an optimization_barrier, so float-valued ranges are always constants.
-constexpr int64_t kMaxFoldedIntRange = int64_t{1} << 20;
-
-std::vector<Val> lower_range(Emitter& e, const Operation& op, bool arange) {
-  const TensorType& rt = rtype(op);
-  const AttrMap& a = attrs(op);
-  int64_t n = rt.shape[0].value();
-  auto is_int_attr = [&](const char* name) { return std::holds_alternative<int64_t>(a.at(name)); };
-  if (arange && n > kMaxFoldedIntRange && is_int(rt.dtype) && is_int_attr("start") && is_int_attr("stop") &&
-      is_int_attr("step")) {
-    Val i = iota(e, Shape{n}, 0);
-    Val v = binary(e, "add", binary(e, "multiply", i, like(e, scalar_i64(e, std::get<int64_t>(a.at("step"))), i)),
-                   like(e, scalar_i64(e, std::get<int64_t>(a.at("start"))), i));
-    return {e.convert(v, rt.dtype)};
-  }
-  return {e.constant(evaluate_on_interp(op))};
-}
-
 }  // namespace
 
 void add_structure_rules(Table& t) {
@@ -924,15 +460,6 @@ void add_structure_rules(Table& t) {
   set("squeeze", lower_reshape);
   set("slice", lower_slice);
   set("concatenate", lower_concatenate);
-  set("pad", lower_pad);
-  set("tril", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, true); });
-  set("triu", [](Emitter& e, const Operation& op, std::span<const Val> in) { return lower_tri(e, op, in, false); });
-  set("diagonal", lower_diagonal);
-  set("flip", lower_flip);
-  set("roll", lower_roll);
-  set("tile", lower_tile);
-  set("repeat", lower_repeat);
-  set("one_hot", lower_one_hot);
   set("gather", lower_gather);
   set("scatter", lower_scatter);
   set("dynamic_slice", lower_dynamic_slice);
@@ -945,8 +472,6 @@ void add_structure_rules(Table& t) {
   t.defer("postfix_eval",
           "a population held as op codes has no StableHLO form; export its programs as graphs instead "
           "(gp::to_graphs, evoxc.gp.Population.to_graphs, then batch_functions)");
-  set("arange", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, true); });
-  set("linspace", [](Emitter& e, const Operation& op, std::span<const Val>) { return lower_range(e, op, false); });
   set("iota", lower_iota);
   set("full", lower_full);
   set("constant", lower_constant);

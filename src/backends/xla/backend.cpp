@@ -247,7 +247,7 @@ Capabilities xla_capabilities() {
   c.symbolic_shapes = false;  // PJRT compiles static shapes: specialise a symbolic graph first
   c.regions = true;
   c.serializable_artifact = true;
-  for (int i = 0; i < kNumDTypes; ++i) c.dtypes.push_back(static_cast<DType>(i));
+  c.dtypes = all_dtypes();
   c.rules = &stablehlo::rules();  // the program it compiles is the stablehlo export
   return c;
 }
