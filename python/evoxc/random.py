@@ -102,3 +102,21 @@ def permutation(key, x, axis: int = 0):
         return _r.permutation(key, x)
     return _r.permutation(key, x, axis)
 
+
+def choice(key, a, shape=(), replace: bool = True, p=None, axis: int = 0):
+    """Draws from arange(a) for an int a, else from a's slices along `axis`; uniformly or by the probabilities p,
+    with or without replacement (numpy.random.Generator.choice / jax.random.choice)."""
+    if isinstance(a, int):
+        return _r.choice(key, a, _shape(shape), replace, p)
+    return _r.choice(key, a, _shape(shape), replace, p, axis)
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1) draws (Marsaglia-Tsang rejection in a while_loop); `a` broadcast to `shape`."""
+    return _r.gamma(key, a, None if shape is None else _shape(shape), _core.float32 if dtype is None else dtype)
+
+
+def multinomial(key, n: int, p, shape=None):
+    """Counts (int64) of n draws over the categories of p's last axis; each row sums to n."""
+    return _r.multinomial(key, n, p, None if shape is None else _shape(shape))
+

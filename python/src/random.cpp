@@ -79,6 +79,29 @@ void bind_random(nb::module_& core) {
       m, "permutation",
       [](const SymbolicTensor& key, const SymbolicTensor& x, int64_t axis) { return r::permutation(key, x, axis); },
       nb::arg("key"), nb::arg("x"), nb::arg("axis") = 0);
+  def_op(
+      m, "choice",
+      [](const SymbolicTensor& key, int64_t n, const Shape& shape, bool replace, std::optional<SymbolicTensor> p) {
+        return r::choice(key, n, shape, replace, p);
+      },
+      nb::arg("key"), nb::arg("n"), nb::arg("shape"), nb::arg("replace"), nb::arg("p").none());
+  def_op(
+      m, "choice",
+      [](const SymbolicTensor& key, const SymbolicTensor& a, const Shape& shape, bool replace,
+         std::optional<SymbolicTensor> p, int64_t axis) { return r::choice(key, a, shape, replace, p, axis); },
+      nb::arg("key"), nb::arg("a"), nb::arg("shape"), nb::arg("replace"), nb::arg("p").none(), nb::arg("axis"));
+  def_op(
+      m, "gamma",
+      [](const SymbolicTensor& key, const Operand& a, std::optional<Shape> shape, DType dtype) {
+        return r::gamma(key, a, shape, dtype);
+      },
+      nb::arg("key"), nb::arg("a"), nb::arg("shape").none(), nb::arg("dtype"));
+  def_op(
+      m, "multinomial",
+      [](const SymbolicTensor& key, int64_t n, const SymbolicTensor& p, std::optional<Shape> shape) {
+        return r::multinomial(key, n, p, shape);
+      },
+      nb::arg("key"), nb::arg("n"), nb::arg("p"), nb::arg("shape").none());
 }
 
 }  // namespace evoxc::py

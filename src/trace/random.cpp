@@ -9,7 +9,9 @@
 
 #include "emit.h"
 #include "evoxc/core/error.h"
+#include "evoxc/trace/control.h"
 #include "evoxc/trace/indexing.h"
+#include "evoxc/trace/layout.h"
 
 namespace evoxc::random {
 
@@ -149,11 +151,39 @@ SymbolicTensor uniform(const SymbolicTensor& key, const Shape& shape, DType dtyp
   return r;
 }
 
+namespace {
+
+// XLA's float32 erf_inv (Giles 2010, single precision), which jax.random.normal runs for float32 on CPU: a degree-8
+// polynomial in w - 2.5 or sqrt(w) - 3, w = -log1p(-x^2). Elementwise ops that fuse, where the erf_inv op polishes to
+// double accuracy (several times slower); its error (a few float32 ULP) is JAX's own.
+SymbolicTensor erf_inv_f32(const SymbolicTensor& x, SrcLoc loc) {
+  static constexpr float kSmall[9] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
+                                      -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
+                                      -0.00417768164f,  0.246640727f,    1.50140941f};
+  static constexpr float kLarge[9] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
+                                      -0.00367342844f,  0.00573950773f,  -0.0076224613f,
+                                      0.00943887047f,   1.00167406f,     2.83297682f};
+  auto k = [&](float v) { return fill(Shape{}, static_cast<double>(v), DType::F32, loc); };
+  SymbolicTensor w = negative(log1p(negative(multiply(x, x, loc), loc), loc), loc);
+  SymbolicTensor lt = less(w, k(5.0f), loc);
+  SymbolicTensor z = where(lt, subtract(w, k(2.5f), loc), subtract(sqrt(w, loc), k(3.0f), loc), loc);
+  SymbolicTensor p = where(lt, k(kSmall[0]), k(kLarge[0]), loc);
+  for (int i = 1; i < 9; ++i) p = add(where(lt, k(kSmall[i]), k(kLarge[i]), loc), multiply(p, z, loc), loc);
+  return multiply(p, x, loc);
+}
+
+}  // namespace
+
 SymbolicTensor normal(const SymbolicTensor& key, const Shape& shape, DType dtype, SrcLoc loc) {
   require_float(dtype, "normal");
+  // JAX's formula: sqrt(2) erf_inv(u) on u uniform in (-1, 1); 16-bit floats draw their own bits and compute in
+  // float32, as XLA's erf_inv does for them.
   SymbolicTensor lo = nextafter(fill(Shape{}, -1.0, dtype, loc), fill(Shape{}, 0.0, dtype, loc), loc);
   SymbolicTensor u = uniform(key, shape, dtype, lo, 1.0, loc);
-  return multiply(fill(Shape{}, std::sqrt(2.0), dtype, loc), erf_inv(u, loc), loc);
+  if (dtype == DType::F64) return multiply(fill(Shape{}, std::sqrt(2.0), dtype, loc), erf_inv(u, loc), loc);
+  SymbolicTensor u32 = dtype == DType::F32 ? u : convert(u, DType::F32, loc);
+  SymbolicTensor r = multiply(fill(Shape{}, std::sqrt(2.0), DType::F32, loc), erf_inv_f32(u32, loc), loc);
+  return dtype == DType::F32 ? r : convert(r, dtype, loc);
 }
 
 SymbolicTensor randint(const SymbolicTensor& key, const Shape& shape, const Operand& minval, const Operand& maxval,
@@ -222,7 +252,7 @@ SymbolicTensor truncated_normal(const SymbolicTensor& key, const Operand& lower,
   SymbolicTensor sqrt2 = fill(Shape{}, std::sqrt(2.0), dtype, loc);
   SymbolicTensor a = erf(divide(lo, sqrt2, loc), loc), b = erf(divide(hi, sqrt2, loc), loc);
   SymbolicTensor u = uniform(key, s, dtype, a, b, loc);
-  SymbolicTensor out = multiply(sqrt2, erf_inv(u, loc), loc);
+  SymbolicTensor out = multiply(sqrt2, dtype == DType::F32 ? erf_inv_f32(u, loc) : erf_inv(u, loc), loc);
   SymbolicTensor inf = fill(Shape{}, std::numeric_limits<double>::infinity(), dtype, loc);
   return clip(out, nextafter(lo, inf, loc), nextafter(hi, negative(inf, loc), loc), loc);
 }
@@ -241,6 +271,137 @@ SymbolicTensor permutation(const SymbolicTensor& key, const SymbolicTensor& x, i
   auto a = static_cast<size_t>(axis < 0 ? axis + r : axis);
   SymbolicTensor order = argsort(bits(key, Shape{x.shape()[a]}, U64, loc), 0, loc);
   return take(x, order, static_cast<int64_t>(a), "clip", loc);
+}
+
+namespace {
+
+SymbolicTensor flat_reshape(const SymbolicTensor& x, const Shape& s, SrcLoc loc) {
+  return x.shape() == s ? x : reshape(x, s, loc);
+}
+
+// Samplers built from several draws or a loop take one key; vmap gives them a batch.
+void require_single_key(const SymbolicTensor& key, const char* fn) {
+  require_key(key, fn);
+  if (key.rank() != random_alg::key_kind(key.type())->key_rank)
+    throw ShapeError(std::string("evoxc.random.") + fn + ": takes one key, got a batch of shape (" +
+                     key.shape().to_string() + "); map it over the keys with vmap");
+}
+
+// Key i of split(key, n) for one key: shape (n,) + key shape, all static.
+SymbolicTensor nth_key(const SymbolicTensor& keys, int64_t i, SrcLoc loc) {
+  std::vector<int64_t> start(keys.rank(), 0), limit;
+  for (const DimExpr& d : keys.shape()) limit.push_back(d.value());
+  start[0] = i;
+  limit[0] = i + 1;
+  return reshape(slice(keys, start, limit, {}, loc),
+                 Shape(std::vector<DimExpr>(keys.shape().begin() + 1, keys.shape().end())), loc);
+}
+
+}  // namespace
+
+SymbolicTensor choice(const SymbolicTensor& key, int64_t n, const Shape& shape, bool replace,
+                      std::optional<SymbolicTensor> p, SrcLoc loc) {
+  require_single_key(key, "choice");
+  if (n < 0) throw ShapeError("evoxc.random.choice: the population must be non-negative, got " + std::to_string(n));
+  if (p) {
+    if (p->rank() != 1 || !(p->shape()[0] == DimExpr(n)))
+      throw ShapeError("evoxc.random.choice: p must have shape (" + std::to_string(n) + ",), got (" +
+                       p->shape().to_string() + ")");
+    require_float(p->dtype(), "choice");
+  }
+  DimExpr count = shape.num_elements();
+  if (replace) {
+    if (!p) return randint(key, shape, 0, n, DType::I64, loc);
+    // Inverse CDF: the first running sum above u * total (JAX's choice with p).
+    SymbolicTensor cum = cumsum(*p, 0, false, loc);
+    SymbolicTensor total = slice(cum, {n - 1}, {n}, {}, loc);
+    SymbolicTensor u = uniform(key, shape, p->dtype(), 0.0, 1.0, loc);
+    SymbolicTensor r =
+        multiply(reshape(total, Shape{}, loc), subtract(fill(Shape{}, 1.0, p->dtype(), loc), u, loc), loc);
+    SymbolicTensor flat = searchsorted(cum, flat_reshape(r, Shape{count}, loc), "left", loc);
+    return flat_reshape(minimum(flat, fill(Shape{}, n - 1, DType::I64, loc), loc), shape, loc);
+  }
+  auto k = count.as_const();
+  if (!k) throw ShapeError("evoxc.random.choice: without replacement the draw shape must be static");
+  if (*k > n)
+    throw ShapeError("evoxc.random.choice: cannot draw " + std::to_string(*k) + " of " + std::to_string(n) +
+                     " without replacement");
+  if (!p) return flat_reshape(slice(permutation(key, n, loc), {0}, {*k}, {}, loc), shape, loc);
+  // Gumbel top-k: the k largest of log p + Gumbel noise are a draw without replacement in proportion to p.
+  SymbolicTensor g = add(gumbel(key, Shape{n}, p->dtype(), loc), log(*p, loc), loc);
+  return flat_reshape(top_k(g, *k, loc).second, shape, loc);
+}
+
+SymbolicTensor choice(const SymbolicTensor& key, const SymbolicTensor& a, const Shape& shape, bool replace,
+                      std::optional<SymbolicTensor> p, int64_t axis, SrcLoc loc) {
+  auto r = static_cast<int64_t>(a.rank());
+  if (r == 0 || axis < -r || axis >= r)
+    throw ShapeError("evoxc.random.choice: axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(r));
+  auto ax = static_cast<size_t>(axis < 0 ? axis + r : axis);
+  auto n = a.shape()[ax].as_const();
+  if (!n) throw ShapeError("evoxc.random.choice: the population axis must be static");
+  SymbolicTensor idx = choice(key, *n, shape, replace, p, loc);
+  return take(a, idx, static_cast<int64_t>(ax), "clip", loc);
+}
+
+SymbolicTensor gamma(const SymbolicTensor& key, const Operand& a, std::optional<Shape> shape, DType dtype, SrcLoc loc) {
+  require_float(dtype, "gamma");
+  require_single_key(key, "gamma");
+  SymbolicTensor alpha = value(a, dtype);
+  Shape s = shape ? *shape : alpha.shape();
+  alpha = broadcast_to(alpha, s, loc);
+  auto k = [&](double v) { return fill(Shape{}, v, dtype, loc); };
+  SymbolicTensor boost = less(alpha, k(1.0), loc);
+  SymbolicTensor a1 = where(boost, add(alpha, k(1.0), loc), alpha, loc);
+  SymbolicTensor d = subtract(a1, k(1.0 / 3.0), loc);
+  SymbolicTensor c = divide(k(1.0), sqrt(multiply(k(9.0), d, loc), loc), loc);
+  SymbolicTensor keys = split(key, 2, loc);
+  auto row = [&](const SymbolicTensor& ks, int64_t i) { return nth_key(ks, i, loc); };
+  SymbolicTensor loop_key = row(keys, 0), boost_key = row(keys, 1);
+  // Rounds until every element is accepted; each round draws fresh (z, u) for all elements from
+  // fold_in(loop_key, round) and keeps the first accepted value of each.
+  std::vector<SymbolicTensor> init = {zeros_like(alpha, loc), fill(s, false, DType::Bool, loc),
+                                      fill(Shape{}, int64_t{0}, DType::I64, loc)};
+  auto out = while_loop(
+      [&](const std::vector<SymbolicTensor>& st) { return logical_not(all(st[1], {}, false, loc), loc); },
+      [&](const std::vector<SymbolicTensor>& st) {
+        SymbolicTensor rk = split(fold_in(loop_key, st[2], loc), 2, loc);
+        SymbolicTensor z = normal(row(rk, 0), s, dtype, loc), u = uniform(row(rk, 1), s, dtype, 0.0, 1.0, loc);
+        SymbolicTensor v1 = add(k(1.0), multiply(c, z, loc), loc);
+        SymbolicTensor v = multiply(multiply(v1, v1, loc), v1, loc);
+        SymbolicTensor z2 = multiply(k(0.5), multiply(z, z, loc), loc);
+        // log u < z^2/2 + d - d v + d log v (v > 0)
+        SymbolicTensor rhs = add(subtract(add(z2, d, loc), multiply(d, v, loc), loc),
+                                 multiply(d, log(where(greater(v, k(0.0), loc), v, k(1.0), loc), loc), loc), loc);
+        SymbolicTensor ok = logical_and(greater(v, k(0.0), loc), less(log(u, loc), rhs, loc), loc);
+        SymbolicTensor take_now = logical_and(ok, logical_not(st[1], loc), loc);
+        return std::vector<SymbolicTensor>{where(take_now, multiply(d, v, loc), st[0], loc), logical_or(st[1], ok, loc),
+                                           add(st[2], fill(Shape{}, int64_t{1}, DType::I64, loc), loc)};
+      },
+      init, loc);
+  SymbolicTensor x = out[0];
+  // a < 1: Gamma(a) = Gamma(a + 1) u^(1/a).
+  SymbolicTensor ub = uniform(boost_key, s, dtype, 0.0, 1.0, loc);
+  SymbolicTensor scale = where(boost, power(ub, divide(k(1.0), alpha, loc), loc), k(1.0), loc);
+  return multiply(x, scale, loc);
+}
+
+SymbolicTensor multinomial(const SymbolicTensor& key, int64_t n, const SymbolicTensor& p, std::optional<Shape> shape,
+                           SrcLoc loc) {
+  require_single_key(key, "multinomial");
+  require_float(p.dtype(), "multinomial");
+  if (p.rank() == 0) throw ShapeError("evoxc.random.multinomial: p needs a category axis");
+  if (n < 0) throw ShapeError("evoxc.random.multinomial: n must be non-negative, got " + std::to_string(n));
+  auto cats = p.shape()[p.rank() - 1].as_const();
+  if (!cats) throw ShapeError("evoxc.random.multinomial: the category axis must be static");
+  std::vector<DimExpr> batch(p.shape().begin(), p.shape().end() - 1);
+  Shape bs = shape ? *shape : Shape(batch);
+  // n categorical draws per row (categorical's prefix axis in front), then their one-hot counts.
+  std::vector<DimExpr> ds{DimExpr(n)};
+  ds.insert(ds.end(), bs.begin(), bs.end());
+  SymbolicTensor draws = categorical(key, log(p, loc), -1, Shape(ds), loc);
+  return sum(one_hot(draws, *cats, DType::I64, loc), {0}, false, loc);
 }
 
 }  // namespace evoxc::random

@@ -133,10 +133,19 @@ class Transposer final : public TransposeContext {
       ok = linear_in(d.linear_each, lin_idx[0]) || linear_in(d.linear_operands, lin_idx[0]);
     else
       for (int i : lin_idx) ok = ok && linear_in(d.linear_operands, i);
-    if (!ok)
+    if (!ok) {
+      // A control-flow op with a tangent-carrying operand marks all its results linear, its primal results
+      // included; when it cannot be transposed (a while_loop of data-dependent trip count) a nonlinear use of a
+      // primal result comes here first: report the control-flow op's own reason.
+      for (int i : lin_idx) {
+        const Operation* def = op.operand(static_cast<size_t>(i))->defining_op();
+        if (def != nullptr && !def->regions().empty() && !transpose_rules().find(def->op_id()))
+          transpose_rules().get(*def);
+      }
       throw InternalError("transpose: evoxc." + op.name() + " at " + op.location().to_string() +
                           " is applied to tangents in operands " + operand_list(lin_idx) +
                           ", in which it is not linear (a jvp rule bug)");
+    }
   }
 
   std::vector<SymbolicTensor> clone_forward(const Operation& op, std::span<const SymbolicTensor> vals) {

@@ -642,3 +642,84 @@ def test_bad_shapes_and_dtypes(alg):
         evoxc.evaluate(lambda k: evoxc.random.bits(k, (3,), evoxc.float32), key)
     with pytest.raises(evoxc.DTypeError, match="int32|dtype"):
         evoxc.evaluate(lambda k: evoxc.random.uniform(k, (3,), evoxc.int32), key)
+
+
+# ---------------------------------------------------------------- choice, gamma, multinomial
+
+
+@pytest.mark.parametrize("alg", ALGS)
+@pytest.mark.parametrize("a", (0.3, 1.0, 2.5, 10.0))
+def test_gamma_distribution(alg, a):
+    st = _stats()
+    x = ev(lambda k: evoxc.random.gamma(k, a, (N_STAT,)), key_of(120, alg)).astype(np.float64)
+    assert x.min() > 0.0 and np.all(np.isfinite(x))
+    assert st.kstest(x, "gamma", args=(a,)).pvalue > 1e-3
+
+
+def test_gamma_broadcasts_a_and_runs_compiled():
+    a = np.array([0.5, 2.0, 7.0], np.float64)
+    x = ev(lambda k, a: evoxc.random.gamma(k, a, (20000, 3), dtype=evoxc.float64), key_of(121, "splitmix64"), a)
+    assert x.shape == (20000, 3) and x.dtype == np.float64
+    np.testing.assert_allclose(x.mean(axis=0), a, rtol=0.05)
+    # The mlir backend draws the same bits; its float math may round differently, never by much.
+    y = ev(lambda k, a: evoxc.random.gamma(k, a, (20000, 3), dtype=evoxc.float64), key_of(121, "splitmix64"), a,
+           backend="mlir")
+    np.testing.assert_allclose(y, x, rtol=1e-9)
+
+
+def test_gamma_gradient_is_refused_with_the_loops_reason():
+    g = evoxc.grad(lambda a, k: evoxc.mean(evoxc.random.gamma(k, a, (100,), dtype=evoxc.float64)))
+    with pytest.raises(evoxc.TransformError, match="while_loop"):
+        evoxc.evaluate(g, np.float64(2.0), key_of(122, "splitmix64"))
+
+
+@pytest.mark.parametrize("alg", ALGS)
+def test_choice_with_replacement(alg):
+    st = _stats()
+    x = ev(lambda k: evoxc.random.choice(k, 10, (N_STAT,)), key_of(123, alg))
+    assert x.min() >= 0 and x.max() < 10
+    assert st.chisquare(np.bincount(x, minlength=10)).pvalue > 1e-3
+    p = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    y = ev(lambda k, p: evoxc.random.choice(k, 4, (N_STAT,), p=p), key_of(124, alg), p)
+    p64 = p.astype(np.float64) / p.astype(np.float64).sum()
+    assert st.chisquare(np.bincount(y, minlength=4), N_STAT * p64).pvalue > 1e-3
+    # An array population: its rows.
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    z = ev(lambda k, a: evoxc.random.choice(k, a, (5,)), key_of(125, alg), a)
+    assert z.shape == (5, 3) and all(any(np.array_equal(r, q) for q in a) for r in z)
+
+
+@pytest.mark.parametrize("alg", ALGS)
+def test_choice_without_replacement(alg):
+    x = ev(lambda k: evoxc.random.choice(k, 10, (10,), replace=False), key_of(126, alg))
+    assert sorted(x.tolist()) == list(range(10))
+    y = ev(lambda k: evoxc.random.choice(k, 50, (2, 5), replace=False), key_of(127, alg))
+    assert y.shape == (2, 5) and len(set(y.ravel().tolist())) == 10
+    # With p: never a zero-probability item, never a repeat; the heavy item comes first most often.
+    p = np.array([0.0, 0.7, 0.1, 0.1, 0.1], np.float32)
+    firsts = []
+    for s in range(200):
+        d = ev(lambda k, p: evoxc.random.choice(k, 5, (3,), replace=False, p=p), key_of(1000 + s, alg), p)
+        assert 0 not in d.tolist() and len(set(d.tolist())) == 3
+        firsts.append(int(d[0]))
+    assert 0.55 < firsts.count(1) / 200 < 0.85
+    with pytest.raises(evoxc.ShapeError, match="without replacement"):
+        ev(lambda k: evoxc.random.choice(k, 3, (4,), replace=False), key_of(128, alg))
+
+
+@pytest.mark.parametrize("alg", ALGS)
+def test_multinomial_counts(alg):
+    p = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], np.float32)
+    c = ev(lambda k, p: evoxc.random.multinomial(k, 500, p, (400, 2)), key_of(129, alg), p)
+    assert c.shape == (400, 2, 3) and c.dtype == np.int64
+    assert np.all(c.sum(axis=-1) == 500) and c.min() >= 0
+    np.testing.assert_allclose(c.mean(axis=0) / 500, p, atol=0.01)
+
+
+def test_samplers_of_several_draws_take_one_key():
+    keys = np.stack([key_of(s, "splitmix64") for s in (1, 2)])
+    with pytest.raises(evoxc.ShapeError, match="vmap"):
+        ev(lambda k: evoxc.random.gamma(k, 2.0, (3,)), keys)
+    got = ev(evoxc.vmap(lambda k: evoxc.random.gamma(k, 2.0, (3,))), keys)
+    for b in range(2):
+        np.testing.assert_array_equal(got[b], ev(lambda k: evoxc.random.gamma(k, 2.0, (3,)), keys[b]))

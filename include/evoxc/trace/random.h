@@ -63,4 +63,22 @@ SymbolicTensor permutation(const SymbolicTensor& key, int64_t n, SrcLoc loc = Sr
 SymbolicTensor permutation(const SymbolicTensor& key, const SymbolicTensor& x, int64_t axis = 0,
                            SrcLoc loc = SrcLoc::current());
 
+// Draws from `a` (arange(n) for an int n, else a's slices along `axis`): with replacement uniformly or by the
+// probabilities p (inverse CDF: a search of p's running sum), without replacement a uniform prefix of a
+// permutation or, with p, the Gumbel top-k (sampling without replacement in proportion to p). `shape` is the draw
+// shape; without replacement its count must not exceed the population.
+SymbolicTensor choice(const SymbolicTensor& key, int64_t n, const Shape& shape = Shape{}, bool replace = true,
+                      std::optional<SymbolicTensor> p = std::nullopt, SrcLoc loc = SrcLoc::current());
+SymbolicTensor choice(const SymbolicTensor& key, const SymbolicTensor& a, const Shape& shape = Shape{},
+                      bool replace = true, std::optional<SymbolicTensor> p = std::nullopt, int64_t axis = 0,
+                      SrcLoc loc = SrcLoc::current());
+// Gamma(a, 1) draws (Marsaglia and Tsang's rejection method, a < 1 boosted by u^(1/a)), `a` broadcast to `shape`
+// (default a's shape). A while_loop redraws the rejected elements from fold_in(key, round).
+SymbolicTensor gamma(const SymbolicTensor& key, const Operand& a, std::optional<Shape> shape = std::nullopt,
+                     DType dtype = DType::F32, SrcLoc loc = SrcLoc::current());
+// Counts of `n` draws over the categories of p's last axis (p's leading axes broadcast against `shape`, which
+// excludes the category axis); int64, each row sums to n. O(n x categories) work.
+SymbolicTensor multinomial(const SymbolicTensor& key, int64_t n, const SymbolicTensor& p,
+                           std::optional<Shape> shape = std::nullopt, SrcLoc loc = SrcLoc::current());
+
 }  // namespace evoxc::random
