@@ -54,6 +54,7 @@ run: build bench-venv
 	$(PY) examples/deap_gp.py --generations 2
 	$(PY) examples/gp_tune_constants.py
 	$(PY) examples/tiered.py
+	$(PY) examples/random_walk.py
 	$(PY) bench/python_overhead.py --quick
 	$(PY) bench/staging_transforms.py --quick --trees 50
 	$(PY) bench/batch_functions.py --quick

@@ -1,5 +1,5 @@
 // Fuzz target, structure-aware: decodes the input into a random valid traced program (elementwise,
-// reduce, scan-like, sort/gather, layout ops and control flow over several dtypes, optionally a
+// reduce, scan-like, sort/gather, layout ops, random draws and control flow over several dtypes, optionally a
 // symbolic batch dim), runs it on the interpreter, and checks that parse(print(g)) and
 // from_json(to_json(g)) print the same module and that both round-tripped graphs compute
 // bit-identical results (NaNs compare equal to NaNs).
@@ -8,6 +8,7 @@
 
 #include "evoxc/evoxc.h"
 #include "evoxc/trace/control.h"
+#include "evoxc/trace/random.h"
 #include "fuzz_util.h"
 
 namespace {
@@ -57,7 +58,7 @@ void emit_op(Choices& c, std::vector<ST>& pool) {
   const ST x = any_value();
   const int64_t rank = static_cast<int64_t>(x.rank());
   const int64_t axis = rank == 0 ? 0 : c.pick(static_cast<int>(rank));
-  switch (c.pick(13)) {
+  switch (c.pick(14)) {
     case 0: pool.push_back(kUnary[c.pick(std::size(kUnary))](x, SrcLoc::current())); break;
     case 1: pool.push_back(kBinary[c.pick(std::size(kBinary))](x, any_value(), SrcLoc::current())); break;
     case 2: pool.push_back(kBinary[c.pick(std::size(kBinary))](x, scalar_for(c), SrcLoc::current())); break;
@@ -127,6 +128,19 @@ void emit_op(Choices& c, std::vector<ST>& pool) {
       int64_t n = c.pick(4);
       pool.push_back(fori_loop(
           0, n, [](const ST& i, const ST& v) { return astype(v * 3 + astype(i, v.dtype()), v.dtype()); }, x));
+      break;
+    }
+    case 12: {
+      // Random draws keyed by the data: a key of each algorithm from a seed the program computes, folded, split
+      // or drawn from at x's (possibly symbolic) shape.
+      static constexpr random::Algorithm kAlgs[] = {random::Algorithm::Splitmix64, random::Algorithm::Threefry2x32,
+                                                   random::Algorithm::Philox4x32};
+      ST key = random::key(astype(sum(x), i64), kAlgs[c.pick(3)]);
+      if (c.flag()) key = random::fold_in(key, c.pick(8));
+      if (c.flag()) key = reshape(slice(random::split(key, 3), {2}, {3}), key.shape());
+      ST draw = c.flag() ? random::uniform(key, x.shape(), f32, -1.0, 1.0)
+                         : astype(random::bits(key, x.shape(), c.flag() ? u32 : u8), f32);
+      pool.push_back(astype(draw, x.dtype()));
       break;
     }
     default: {

@@ -360,3 +360,13 @@ def test_example_deap_gp(backend):
     pop._add_deap(trees, ev._codes, ev._args)
     merged = evoxc.batch_functions(pop.to_graphs(cases), axes=([None, None], 0))
     check(backend, merged, [[x0, x1], pop.consts().numpy()], "deap_gp", tolerance=(1e-4, 1e-5))
+
+
+def test_example_random_walk(backend):
+    # examples/random_walk.py's programs: vmap over split keys (pi) and bernoulli walks, the same bits everywhere.
+    ex = load_module("examples/random_walk.py", "random_walk_example")
+    keys = evoxc.evaluate(lambda k: evoxc.random.split(k, 4), evoxc.random.key(2026))
+    g = evoxc.vmap(evoxc.trace(ex.pi_batch, TensorSpec((), evoxc.int64)), axis_size=4)
+    check(backend, g, [keys], "random_walk pi", tolerance=(0.0, 0.0))
+    w = evoxc.trace(ex.walks, TensorSpec((2,), evoxc.uint32))
+    check(backend, w, [evoxc.random.key(7, "threefry2x32")], "random_walk walks", tolerance=(1e-6, 1e-6))
