@@ -55,6 +55,8 @@ run: build bench-venv
 	$(PY) examples/gp_tune_constants.py
 	$(PY) examples/tiered.py
 	$(PY) examples/random_walk.py
+	$(PY) examples/custom_op.py
+	./build/bin/custom_op
 	$(PY) bench/python_overhead.py --quick
 	$(PY) bench/staging_transforms.py --quick --trees 50
 	$(PY) bench/batch_functions.py --quick

@@ -19,6 +19,7 @@
 #include "evoxc/pipeline/cache.h"
 #include "evoxc/pipeline/pipeline.h"
 #include "evoxc/pipeline/tiered.h"
+#include "evoxc/trace/block.h"
 #include "evoxc/trace/call.h"
 #include "evoxc/trace/control.h"
 #include "evoxc/trace/extension.h"

@@ -102,6 +102,25 @@ bool is_host_data(nb::handle h) noexcept;
 // The TraceError for host data used where a symbolic value is needed.
 [[noreturn]] void host_data_error();
 
+// A Python object C++ holds beyond any one call: released under the GIL (also while the interpreter finalizes, so
+// a module an executable held is freed before the runtime that made it checks for leaks), or leaked when the
+// interpreter is already gone (a backend lives in the registry until exit).
+class PyRef {
+ public:
+  explicit PyRef(nb::object o) : o_(new nb::object(std::move(o))) {}
+  PyRef(const PyRef&) = delete;
+  PyRef& operator=(const PyRef&) = delete;
+  ~PyRef() {
+    if (!Py_IsInitialized()) return;  // leaked: no interpreter to release it in
+    nb::gil_scoped_acquire gil;
+    delete o_;
+  }
+  const nb::object& get() const { return *o_; }
+
+ private:
+  nb::object* o_;
+};
+
 // Registration of each binding file (module.cpp calls them in order).
 void bind_core(nb::module_& m);
 void bind_tensor(nb::module_& m);
@@ -119,6 +138,7 @@ void bind_xla(nb::module_& m);
 void bind_io(nb::module_& m);
 void bind_external(nb::module_& m);
 void bind_random(nb::module_& m);
+void bind_block(nb::module_& m);
 
 // The C++ tree of a normalised Python pytree (tuple, list, dict with str keys, None, leaves)
 // and back. `leaf` converts one leaf.

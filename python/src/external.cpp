@@ -9,25 +9,6 @@
 namespace evoxc::py {
 namespace {
 
-// A Python object C++ holds beyond any one call: released under the GIL (also while the interpreter finalizes, so
-// a module an executable held is freed before the runtime that made it checks for leaks), or leaked when the
-// interpreter is already gone (a backend lives in the registry until exit).
-class PyRef {
- public:
-  explicit PyRef(nb::object o) : o_(new nb::object(std::move(o))) {}
-  PyRef(const PyRef&) = delete;
-  PyRef& operator=(const PyRef&) = delete;
-  ~PyRef() {
-    if (!Py_IsInitialized()) return;  // leaked: no interpreter to release it in
-    nb::gil_scoped_acquire gil;
-    delete o_;
-  }
-  const nb::object& get() const { return *o_; }
-
- private:
-  nb::object* o_;
-};
-
 // A module loaded by the Python load callback: `run(list[Tensor]) -> sequence of Tensors`.
 class PyExecutable final : public ExecutableImpl {
  public:

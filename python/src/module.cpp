@@ -24,4 +24,5 @@ NB_MODULE(_core, m) {
   bind_io(m);
   bind_external(m);
   bind_random(m);
+  bind_block(m);
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "evoxc/core/error.h"
+#include "evoxc/ops/block.h"
 #include "kernel_table.h"
 #include "program.h"
 
@@ -427,6 +428,82 @@ KernelPtr make_scan(PrepareCtx& ctx) {
   return k;
 }
 
+// ---- block_call ------------------------------------------------------------------------
+
+// A custom op with an implementation registered for the interpreter: the operands and results handed to it as host
+// tensors viewing the frame's buffers (no copy).
+class BlockImplKernel final : public Kernel {
+ public:
+  std::shared_ptr<const BlockImpl> impl;
+  std::vector<ValRef> args, outs;
+  std::vector<DType> arg_types, out_types;
+  std::vector<uint32_t> arg_ranks, out_ranks;
+
+  void run(const Frame& f) const override {
+    auto view = [&](const ValRef& r, DType t, uint32_t rank) {
+      const int64_t* d = r.dims(f);
+      return Tensor::borrow(r.ptr(f), std::vector<int64_t>(d, d + rank), t);
+    };
+    std::vector<Tensor> in, out;
+    in.reserve(args.size());
+    out.reserve(outs.size());
+    for (size_t i = 0; i < args.size(); ++i) in.push_back(view(args[i], arg_types[i], arg_ranks[i]));
+    for (size_t i = 0; i < outs.size(); ++i) out.push_back(view(outs[i], out_types[i], out_ranks[i]));
+    (*impl)(in, out);
+  }
+};
+
+// Without one: its portable body, run as a region.
+class BlockBodyKernel final : public Kernel {
+ public:
+  std::vector<ValRef> args, outs;  // args: the operands, then the body's captures
+  std::shared_ptr<const Program> body;
+
+  void run(const Frame& f) const override {
+    auto lease = pool_.take([this] { return std::make_unique<RegionCall>(*body, args.size(), outs.size()); });
+    RegionCall& c = *lease;
+    for (size_t i = 0; i < args.size(); ++i) {
+      c.in[i] = args[i].ptr(f);
+      c.in_dims[i] = args[i].dims(f);
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      c.out[i] = outs[i].ptr(f);
+      c.out_dims[i] = outs[i].dims(f);
+    }
+    c.run(*body, f);
+  }
+
+ private:
+  StatePool<RegionCall> pool_;
+};
+
+KernelPtr make_block(PrepareCtx& ctx) {
+  const Operation& op = ctx.op;
+  std::shared_ptr<const BlockImpl> impl = find_block_impl(ctx.attr_string("block"), "interp");
+  if (impl && ctx.captures.empty()) {
+    auto k = std::make_unique<BlockImplKernel>();
+    k->impl = std::move(impl);
+    for (size_t i = 0; i < op.num_operands(); ++i) {
+      k->args.push_back(ref(ctx, ctx.in[i]));
+      k->arg_types.push_back(ctx.operand(i).dtype());
+      k->arg_ranks.push_back(ctx.operand(i).rank());
+    }
+    for (size_t i = 0; i < ctx.out.size(); ++i) {
+      k->outs.push_back(ref(ctx, ctx.out[i]));
+      k->out_types.push_back(ctx.result(i).dtype());
+      k->out_ranks.push_back(ctx.result(i).rank());
+    }
+    return k;
+  }
+  auto k = std::make_unique<BlockBodyKernel>();
+  for (uint32_t i : ctx.in) k->args.push_back(ref(ctx, i));
+  for (uint32_t o : ctx.out) k->outs.push_back(ref(ctx, o));
+  std::vector<TensorType> args = types_of(ctx, ctx.in, 0, op.num_operands());
+  std::vector<TensorType> rets = types_of(ctx, ctx.out, 0, ctx.out.size());
+  k->body = prepare_region(ctx, 0, args, rets);
+  return k;
+}
+
 // Control ops receive their regions' captured values after their operands (PrepareCtx::captures).
 template <KernelPtr (*Make)(PrepareCtx&)>
 KernelPtr control(PrepareCtx& ctx) {
@@ -443,6 +520,7 @@ void install_control_kernels(KernelTable& t) {
   t.set("cond", &control<make_cond>);
   t.set("while_loop", &control<make_while>);
   t.set("scan", &control<make_scan>);
+  t.set("block_call", &control<make_block>);
   t.defer("return",
           "evoxc.return ends a block, where prepare reads its operands as the block's results; it cannot stand "
           "before the end of a block");

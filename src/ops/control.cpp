@@ -85,6 +85,19 @@ std::vector<TensorType> cond_infer_regions(std::span<const TensorType> ops, cons
   return first;
 }
 
+// block_call: a named custom op whose one region is its portable body (the operands are its block arguments).
+std::vector<TensorType> block_infer(std::span<const TensorType>, const AttrMap& attrs) {
+  const std::string& name = attr_string(attrs, "block", "block_call");
+  if (name.empty()) throw TypeError(op_label("block_call") + ": the block's name must not be empty");
+  return {};
+}
+
+std::vector<TensorType> block_infer_regions(std::span<const TensorType> ops, const AttrMap&, const Operation& op) {
+  const Block& b = op.region(0).block();
+  require_args("block_call", b, ops, "the portable body");
+  return returned_types("block_call", b, "the portable body");
+}
+
 std::vector<TensorType> while_infer(std::span<const TensorType> ops, const AttrMap&) {
   return {ops.begin(), ops.end()};
 }
@@ -220,6 +233,23 @@ void register_control_ops(OpTable& t) {
         "new leading axis of extent length";
     // One carry and one xs of scan length 3.
     d.sample = sample_shapes({sample_shape(), {3, 2}}, {{"num_carry", int64_t{1}}});
+    t.add(std::move(d));
+  }
+  {
+    OpDef d;
+    d.name = "block_call";
+    d.category = OpCategory::ControlFlow;
+    d.min_operands = 0;
+    d.max_operands = -1;
+    d.num_regions = 1;
+    d.attrs = {{"block", AttrKind::String}};
+    d.infer = block_infer;
+    d.infer_regions = block_infer_regions;
+    d.inline_region = true;
+    d.doc =
+        "a custom op (evoxc.block): its name (`block`) and its portable body, the region (operands) -> results, any dtypes; a "
+        "backend runs an implementation registered under the name where it has one, the body otherwise";
+    d.sample = sample_operands(1, {{"block", std::string("sample_block")}});
     t.add(std::move(d));
   }
   OpDef d;

@@ -21,9 +21,14 @@ bool expands(const Operation& op, const RuleTableBase& native) {
   return !op.is_terminator() && op.regions().empty() && !native.has(op.op_id()) && decompositions().has(op.op_id());
 }
 
+// A custom op (block_call) the backend has no rule for: its portable body, inlined.
+bool inlines(const Operation& op, const RuleTableBase& native) {
+  return !op.regions().empty() && op_def(op).inline_region && !native.has(op.op_id());
+}
+
 bool any_expands(const Block& b, const RuleTableBase& native) {
   for (const auto& op : b.operations()) {
-    if (expands(*op, native)) return true;
+    if (expands(*op, native) || inlines(*op, native)) return true;
     for (const auto& r : op->regions())
       if (any_expands(r->block(), native)) return true;
   }
@@ -67,10 +72,32 @@ Graph expansion(const Operation& op, const RuleTableBase& native, int depth) {
   return decompose_at(g, native, depth + 1);
 }
 
-// Clones `src` into `dst` (whose arguments are mapped), expanding what the backend does not lower.
+std::vector<Value*> rewrite_ops(const Block& src, Block& dst, ValueMap& map, const RuleTableBase& native, int depth,
+                                bool inline_body);
+
 void rewrite_block(const Block& src, Block& dst, ValueMap& map, const RuleTableBase& native, int depth) {
+  rewrite_ops(src, dst, map, native, depth, false);
+}
+
+// Clones `src` into `dst` (whose arguments are mapped), expanding what the backend does not lower. With
+// `inline_body` the terminator is not cloned: its operands, mapped, are returned (the values an inlined region
+// gives its op's results).
+std::vector<Value*> rewrite_ops(const Block& src, Block& dst, ValueMap& map, const RuleTableBase& native, int depth,
+                                bool inline_body) {
   Builder b(dst);
   for (const auto& op : src.operations()) {
+    if (inline_body && op->is_terminator()) {
+      std::vector<Value*> outs;
+      for (const Value* v : op->operands()) outs.push_back(map.lookup_or_self(v));
+      return outs;
+    }
+    if (inlines(*op, native)) {
+      const Block& body = op->region(0).block();
+      for (size_t i = 0; i < op->num_operands(); ++i) map.map(body.argument(i), map.lookup_or_self(op->operand(i)));
+      std::vector<Value*> outs = rewrite_ops(body, dst, map, native, depth, true);
+      for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), outs[i]);
+      continue;
+    }
     if (expands(*op, native)) {
       Graph g = expansion(*op, native, depth);
       if (g.module().functions().size() != 1)
@@ -87,6 +114,8 @@ void rewrite_block(const Block& src, Block& dst, ValueMap& map, const RuleTableB
         clone_shell(b, *op, map, [&](const Block& rb, Block& cb) { rewrite_block(rb, cb, map, native, depth); });
     for (size_t i = 0; i < op->num_results(); ++i) map.map(op->result(i), c->result(i));
   }
+  if (inline_body) throw InternalError("decompose: an inlined region does not end with evoxc.return");
+  return {};
 }
 
 Graph decompose_at(const Graph& graph, const RuleTableBase& native, int depth) {
@@ -125,7 +154,9 @@ const DecomposeTable& decompositions() {
 
 Graph decompose(const Graph& graph, const RuleTableBase& native) { return decompose_at(graph, native, 0); }
 
-bool DecomposedCoverage::has(uint32_t id) const { return native_.has(id) || decompositions().has(id); }
+bool DecomposedCoverage::has(uint32_t id) const {
+  return native_.has(id) || decompositions().has(id) || op_def(id).inline_region;
+}
 
 const std::string* DecomposedCoverage::deferral(uint32_t id) const { return has(id) ? nullptr : native_.deferral(id); }
 

@@ -660,9 +660,22 @@ std::vector<ST> scan_transpose(TransposeContext& ctx, const Operation& op, std::
   return res;
 }
 
+// block_call (a custom op): its portable body, vectorized or differentiated in place. The result is the body's
+// ops, no longer a block_call: a registered implementation serves the untransformed block only.
+std::vector<BatchArg> block_batch(BatchContext& ctx, const Operation& op, std::span<const BatchArg> args) {
+  return ctx.batch_block(op.region(0).block(), args);
+}
+
+JvpResult block_jvp(JvpContext& ctx, const Operation& op, std::span<const ST> primals, std::span<const ST> tangents) {
+  auto [po, to] = ctx.jvp_block(op.region(0).block(), primals, tangents);
+  return JvpResult{std::move(po), std::move(to)};
+}
+
 }  // namespace
 
 void install_control_rules(RuleTables& t) {
+  t.batch.set("block_call", block_batch);
+  t.jvp.set("block_call", block_jvp);
   t.batch.set("cond", cond_batch);
   t.batch.set("while_loop", while_batch);
   t.batch.set("scan", scan_batch);

@@ -99,6 +99,9 @@ struct OpDef : OpInfo {
   // on them at most through their own type and programs differing only in these can be
   // merged by stacking the values (constant's value, full's value).
   std::vector<std::string> data_attrs;
+  // The op computes its one region over its operands and nothing else (block_call: a custom op's portable body):
+  // a backend without a rule for it inlines the region (evoxc::decompose), and so does a transform.
+  bool inline_region = false;
   // A valid sample call for generated tests.
   SampleFn sample;
 
