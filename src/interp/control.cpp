@@ -73,6 +73,17 @@ struct RegionCall {
   void run(const Program& p, const Frame& f) {
     execute_block(p, BlockCall{in.data(), in_dims.data(), out.data(), out_dims.data(), f.syms, f.budget}, *frame);
   }
+  // Points the call at the frame's values: `args` as the region's arguments, `outs` as its results.
+  void bind(const std::vector<ValRef>& args, const std::vector<ValRef>& outs, const Frame& f) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      in[i] = args[i].ptr(f);
+      in_dims[i] = args[i].dims(f);
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      out[i] = outs[i].ptr(f);
+      out_dims[i] = outs[i].dims(f);
+    }
+  }
 };
 
 // Per-call states of one kernel. Concurrent calls of a Program take different states;
@@ -200,14 +211,7 @@ class CondKernel final : public Kernel {
       return s;
     });
     RegionCall& c = (*lease).calls[k];
-    for (size_t i = 0; i < args.size(); ++i) {
-      c.in[i] = args[i].ptr(f);
-      c.in_dims[i] = args[i].dims(f);
-    }
-    for (size_t i = 0; i < outs.size(); ++i) {
-      c.out[i] = outs[i].ptr(f);
-      c.out_dims[i] = outs[i].dims(f);
-    }
+    c.bind(args, outs, f);
     c.run(*regions[k], f);
   }
 
@@ -462,14 +466,7 @@ class BlockBodyKernel final : public Kernel {
   void run(const Frame& f) const override {
     auto lease = pool_.take([this] { return std::make_unique<RegionCall>(*body, args.size(), outs.size()); });
     RegionCall& c = *lease;
-    for (size_t i = 0; i < args.size(); ++i) {
-      c.in[i] = args[i].ptr(f);
-      c.in_dims[i] = args[i].dims(f);
-    }
-    for (size_t i = 0; i < outs.size(); ++i) {
-      c.out[i] = outs[i].ptr(f);
-      c.out_dims[i] = outs[i].dims(f);
-    }
+    c.bind(args, outs, f);
     c.run(*body, f);
   }
 

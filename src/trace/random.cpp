@@ -47,11 +47,8 @@ SymbolicTensor value(const Operand& v, DType t) {
   return fill(Shape{}, v.int_value(), t);
 }
 
-SymbolicTensor u64(uint64_t v) {
-  SymbolicTensor hi = fill(Shape{}, static_cast<int64_t>(v >> 32), U64);
-  SymbolicTensor lo = fill(Shape{}, static_cast<int64_t>(v & 0xFFFFFFFFu), U64);
-  return bitwise_or(left_shift(hi, fill(Shape{}, int64_t{32}, U64)), lo);
-}
+// A uint64 constant: its bits as an int64 attribute, which full converts back by wrapping (docs/semantics.md).
+SymbolicTensor u64(uint64_t v) { return fill(Shape{}, static_cast<int64_t>(v), U64); }
 
 // The smallest positive normal number of a float dtype (numpy's finfo(t).tiny).
 double tiny(DType t) {

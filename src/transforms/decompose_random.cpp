@@ -21,12 +21,8 @@ constexpr DType U32 = DType::U32;
 constexpr DType U64 = DType::U64;
 
 ST u32(uint32_t v) { return fill(Shape{}, static_cast<int64_t>(v), U32); }
-// A uint64 constant from its halves (each exact as an int64 attribute).
-ST u64(uint64_t v) {
-  ST hi = fill(Shape{}, static_cast<int64_t>(v >> 32), U64),
-     lo = fill(Shape{}, static_cast<int64_t>(v & 0xFFFFFFFFu), U64);
-  return bitwise_or(left_shift(hi, fill(Shape{}, int64_t{32}, U64)), lo);
-}
+// A uint64 constant: its bits as an int64 attribute, which full converts back by wrapping (docs/semantics.md).
+ST u64(uint64_t v) { return fill(Shape{}, static_cast<int64_t>(v), U64); }
 
 ST rotl(const ST& x, int r) {
   return bitwise_or(left_shift(x, u32(static_cast<uint32_t>(r))),
