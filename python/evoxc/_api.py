@@ -316,6 +316,8 @@ def _run_input(x):
     import dataclasses
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+    if isinstance(x, np.generic):
+        return tensor(x)  # numpy scalars are data (rank-0 tensors), as evaluate takes them; np.float64 is a float
     if isinstance(x, (bool, int, float, str)):
         return None  # a static position
     return tensor(x)

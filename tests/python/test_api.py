@@ -712,3 +712,12 @@ def test_examples_print_no_warnings():
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "Warning" not in out.stderr, out.stderr
+
+
+def test_numpy_scalars_are_data_in_run_as_in_evaluate():
+    # np.float64 subclasses float; a Python float in a run position is a static value, a numpy scalar is a rank-0
+    # input (what evaluate makes of it too).
+    exe = evoxc.build(lambda x, s: x * s, TensorSpec((2,), evoxc.float64), TensorSpec((), evoxc.float64))
+    x = np.array([1.0, 2.0])
+    assert exe(x, np.float64(3.0)).numpy().tolist() == [3.0, 6.0]
+    assert evoxc.evaluate(lambda x, s: x * s, x, np.float64(3.0)).numpy().tolist() == [3.0, 6.0]
