@@ -21,6 +21,12 @@ std::optional<KeyKind> key_kind(const TensorType& t) {
   return std::nullopt;
 }
 
+KeyKind key_kind_of(const TensorType& t) {
+  std::optional<KeyKind> k = key_kind(t);
+  if (!k) throw InternalError("random: " + t.to_string() + " is not a key, though inference accepted it");
+  return *k;
+}
+
 const char* algorithm_name(Algorithm a) {
   switch (a) {
     case Algorithm::Splitmix64: return "splitmix64";

@@ -279,7 +279,7 @@ SymbolicTensor flat_reshape(const SymbolicTensor& x, const Shape& s, SrcLoc loc)
 // Samplers built from several draws or a loop take one key; vmap gives them a batch.
 void require_single_key(const SymbolicTensor& key, const char* fn) {
   require_key(key, fn);
-  if (key.rank() != random_alg::key_kind(key.type())->key_rank)
+  if (key.rank() != random_alg::key_kind_of(key.type()).key_rank)
     throw ShapeError(std::string("evoxc.random.") + fn + ": takes one key, got a batch of shape (" +
                      key.shape().to_string() + "); map it over the keys with vmap");
 }

@@ -110,7 +110,7 @@ ST as_dtype(const ST& x, DType t) { return x.dtype() == t ? x : convert(x, t); }
 
 std::vector<ST> decompose_bits(const Operation& op, std::span<const ST> in) {
   const TensorType& rt = op.result(0)->type();
-  ra::KeyKind k = *ra::key_kind(op.operand(0)->type());
+  ra::KeyKind k = ra::key_kind_of(op.operand(0)->type());
   size_t br = in[0].rank() - k.key_rank;
   const Shape& out = rt.shape;
   bool wide = rt.dtype == U64;
@@ -179,7 +179,7 @@ ST child(const ST& key, const ra::KeyKind& k, const ST& j, const Shape& out) {
 }
 
 std::vector<ST> decompose_split(const Operation& op, std::span<const ST> in) {
-  ra::KeyKind k = *ra::key_kind(op.operand(0)->type());
+  ra::KeyKind k = ra::key_kind_of(op.operand(0)->type());
   size_t br = in[0].rank() - k.key_rank;
   std::vector<DimExpr> od(in[0].shape().begin(), in[0].shape().begin() + static_cast<std::ptrdiff_t>(br));
   od.emplace_back(attr_int(op, "num"));
@@ -188,7 +188,7 @@ std::vector<ST> decompose_split(const Operation& op, std::span<const ST> in) {
 }
 
 std::vector<ST> decompose_fold_in(const Operation& op, std::span<const ST> in) {
-  ra::KeyKind k = *ra::key_kind(op.operand(0)->type());
+  ra::KeyKind k = ra::key_kind_of(op.operand(0)->type());
   size_t br = in[0].rank() - k.key_rank;
   std::vector<DimExpr> od(in[0].shape().begin(), in[0].shape().begin() + static_cast<std::ptrdiff_t>(br));
   Shape out(std::move(od));

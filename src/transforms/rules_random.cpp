@@ -22,7 +22,7 @@ std::vector<BatchArg> batch_key_op(BatchContext&, const Operation& op, std::span
 std::vector<BatchArg> batch_fold_in(BatchContext& ctx, const Operation& op, std::span<const BatchArg> args) {
   ST key = ctx.materialize(args[0]);
   ST data = args[1].v;
-  auto kind = *random_alg::key_kind(key.type());
+  auto kind = random_alg::key_kind_of(key.type());
   std::vector<DimExpr> batch(key.shape().begin(), key.shape().end() - static_cast<std::ptrdiff_t>(kind.key_rank));
   Shape bs(std::move(batch));
   if (args[1].batched) {

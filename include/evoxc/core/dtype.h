@@ -18,8 +18,8 @@ inline constexpr int kNumDTypes = 13;
 
 // Every dtype, in enum order (a backend that takes them all lists them so).
 inline std::vector<DType> all_dtypes() {
-  std::vector<DType> v;
-  for (int i = 0; i < kNumDTypes; ++i) v.push_back(static_cast<DType>(i));
+  std::vector<DType> v(kNumDTypes);
+  for (int i = 0; i < kNumDTypes; ++i) v[static_cast<size_t>(i)] = static_cast<DType>(i);
   return v;
 }
 

@@ -22,6 +22,8 @@ struct KeyKind {
   int64_t words;  // 1 (one 64-bit word), 2 or 4 (32-bit words)
 };
 std::optional<KeyKind> key_kind(const TensorType& t);
+// The same for a type inference has accepted as a key (InternalError otherwise).
+KeyKind key_kind_of(const TensorType& t);
 // "splitmix64", "threefry2x32", "philox4x32_10".
 const char* algorithm_name(Algorithm a);
 
