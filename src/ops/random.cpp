@@ -47,10 +47,7 @@ using random_alg::KeyKind;
 KeyKind key_of(const std::string& op, const TensorType& key) {
   auto k = random_alg::key_kind(key);
   if (!k)
-    throw TypeError(op_label(op) +
-                    ": operand 0 is not a random key: a key is int64/uint64 (splitmix64; any shape, "
-                    "each element a key) or int32/uint32 with last extent 2 (threefry2x32) or 4 (philox4x32_10), "
-                    "got " +
+    throw TypeError(op_label(op) + ": operand 0 is not a random key: " + random_alg::kKeyTypes + ", got " +
                     std::string(dtype_name(key.dtype)) + "[" + key.shape.to_string() + "]");
   return *k;
 }

@@ -27,9 +27,7 @@ TraceContext& ctx_of(const SymbolicTensor& x) {
 
 void require_key(const SymbolicTensor& key, const char* fn) {
   if (!random_alg::key_kind(key.type()))
-    throw TypeError(std::string("evoxc.random.") + fn +
-                    ": not a random key: a key is int64/uint64 (splitmix64) or int32/uint32 with last extent 2 "
-                    "(threefry2x32) or 4 (philox4x32_10), got " +
+    throw TypeError(std::string("evoxc.random.") + fn + ": not a random key: " + random_alg::kKeyTypes + ", got " +
                     std::string(dtype_name(key.dtype())) + "[" + key.shape().to_string() +
                     "]; make one with evoxc.random.key(seed)");
 }

@@ -24,6 +24,10 @@ struct KeyKind {
 std::optional<KeyKind> key_kind(const TensorType& t);
 // The same for a type inference has accepted as a key (InternalError otherwise).
 KeyKind key_kind_of(const TensorType& t);
+// What a key is, for messages: "a key is int64/uint64 (splitmix64) or ...".
+inline constexpr const char* kKeyTypes =
+    "a key is int64/uint64 (splitmix64; any shape, each element a key) or int32/uint32 with last extent 2 "
+    "(threefry2x32) or 4 (philox4x32_10)";
 // "splitmix64", "threefry2x32", "philox4x32_10".
 const char* algorithm_name(Algorithm a);
 
