@@ -13,6 +13,7 @@
 #include "evoxc/io/npy.h"
 #include "evoxc/ir/builder.h"
 #include "evoxc/ir/graph.h"
+#include "evoxc/ops/external.h"
 #include "evoxc/ops/op_def.h"
 #include "evoxc/ops/rule_table.h"
 #include "evoxc/passes/passes.h"

@@ -40,6 +40,8 @@ from ._backends import backends  # noqa: E402,F401  (a namespace: evoxc.backends
 from . import io  # noqa: E402,F401  (async host/device copies: evoxc.io.prefetch, sink, wait_all)
 from . import xla  # noqa: E402,F401  (the xla backend's PJRT plugin: evoxc.xla.plugin_info(), .discover())
 from ._block import Block, block, registered_blocks  # noqa: E402,F401  (custom ops: evoxc.block)
+from ._external import (  # noqa: E402,F401  (opaque kernels: evoxc.external_call)
+    ExternalKernel, external_call, register_external_kernel, registered_external_kernels)
 from . import random  # noqa: E402,F401  (key-based random numbers: evoxc.random.key, split, uniform, normal, ...)
 from . import iree  # noqa: E402,F401  (backend="iree" when IREE's packages are installed: evoxc.iree.available())
 iree.register()
@@ -57,8 +59,6 @@ _NOT_YET = {
     "sparse": "evoxc.sparse (sparse tensors) is not implemented yet",
     "dist": "evoxc.dist (collectives) is not implemented yet",
     "persist": "evoxc.persist (disk caches) is not implemented yet; Graph.save/CompiledArtifact.save persist objects",
-    "external_call": "evoxc.external_call (opaque kernels) is not implemented yet",
-    "register_external_kernel": "external kernels are not implemented yet",
 }
 
 

@@ -10,6 +10,22 @@ import numpy as np
 from . import _core
 
 
+def copy_results(what: str, res, outputs) -> None:
+    """Writes what a host implementation returned (one array, or a tuple or list of them) into `outputs` (evoxc
+    Tensors of the expected types); a ValidationError naming `what` when the count, a shape or a dtype differs."""
+    res = list(res) if isinstance(res, (tuple, list)) else [res]
+    if len(res) != len(outputs):
+        raise _core.ValidationError(f"{what}: the implementation returned {len(res)} values for {len(outputs)} "
+                                    "results")
+    for i, (o, r) in enumerate(zip(outputs, res)):
+        dst = o.numpy()
+        r = np.asarray(r)
+        if r.shape != dst.shape or r.dtype != dst.dtype:
+            raise _core.ValidationError(f"{what}: result {i} of the implementation is {r.dtype}{list(r.shape)}, "
+                                        f"the call expects {dst.dtype}{list(dst.shape)}")
+        np.copyto(dst, r)
+
+
 class Block:
     """A custom op: call it inside a traced function like any op function."""
 
@@ -36,21 +52,10 @@ class Block:
         The GIL is held only while `fn` runs."""
         if fn is None:
             return lambda f: self.impl(f, backend=backend)
-        name = self.name
+        what = f"block '{self.name}'"
 
         def run(inputs, outputs):
-            res = fn(*[t.numpy() for t in inputs])
-            res = list(res) if isinstance(res, (tuple, list)) else [res]
-            if len(res) != len(outputs):
-                raise _core.ValidationError(f"block '{name}': the implementation returned {len(res)} values for "
-                                            f"{len(outputs)} results")
-            for i, (o, r) in enumerate(zip(outputs, res)):
-                dst = o.numpy()
-                r = np.asarray(r)
-                if r.shape != dst.shape or r.dtype != dst.dtype:
-                    raise _core.ValidationError(f"block '{name}': result {i} of the implementation is {r.dtype}"
-                                                f"{list(r.shape)}, the body gives {dst.dtype}{list(dst.shape)}")
-                np.copyto(dst, r)
+            copy_results(what, fn(*[t.numpy() for t in inputs]), outputs)
 
         _core._register_block_impl(self.name, backend, run)
         return fn

@@ -121,6 +121,12 @@ class PyRef {
   nb::object* o_;
 };
 
+// A host callback over evoxc Tensors that calls Python `fn(inputs, outputs)` (lists of Tensors viewing the
+// buffers) with the GIL taken for the call only; a Python exception is raised again as an evoxc error prefixed by
+// `what` (block.cpp; custom-op implementations and external kernels share it).
+std::function<void(std::span<const Tensor>, std::span<Tensor>)> python_tensor_callback(nb::callable fn,
+                                                                                       std::string what);
+
 // Registration of each binding file (module.cpp calls them in order).
 void bind_core(nb::module_& m);
 void bind_tensor(nb::module_& m);
@@ -139,6 +145,7 @@ void bind_io(nb::module_& m);
 void bind_external(nb::module_& m);
 void bind_random(nb::module_& m);
 void bind_block(nb::module_& m);
+void bind_external_call(nb::module_& m);
 
 // The C++ tree of a normalised Python pytree (tuple, list, dict with str keys, None, leaves)
 // and back. `leaf` converts one leaf.

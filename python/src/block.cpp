@@ -10,6 +10,22 @@
 
 namespace evoxc::py {
 
+std::function<void(std::span<const Tensor>, std::span<Tensor>)> python_tensor_callback(nb::callable fn,
+                                                                                       std::string what) {
+  auto ref = std::make_shared<PyRef>(std::move(fn));
+  return [ref, what = std::move(what)](std::span<const Tensor> in, std::span<Tensor> out) {
+    nb::gil_scoped_acquire gil;
+    nb::list ins, outs;
+    for (const Tensor& t : in) ins.append(nb::cast(t));
+    for (const Tensor& t : out) outs.append(nb::cast(t));
+    try {
+      ref->get()(ins, outs);
+    } catch (const nb::python_error& e) {
+      rethrow_python_error(e, what);
+    }
+  };
+}
+
 void bind_block(nb::module_& m) {
   def_op(
       m, "_block_call",
@@ -25,18 +41,7 @@ void bind_block(nb::module_& m) {
   m.def(
       "_register_block_impl",
       [](const std::string& name, const std::string& backend, nb::callable fn) {
-        auto ref = std::make_shared<PyRef>(std::move(fn));
-        register_block_impl(name, backend, [ref, name](std::span<const Tensor> in, std::span<Tensor> out) {
-          nb::gil_scoped_acquire gil;
-          nb::list ins, outs;
-          for (const Tensor& t : in) ins.append(nb::cast(t));
-          for (const Tensor& t : out) outs.append(nb::cast(t));
-          try {
-            ref->get()(ins, outs);
-          } catch (const nb::python_error& e) {
-            rethrow_python_error(e, "block '" + name + "': ");
-          }
-        });
+        register_block_impl(name, backend, python_tensor_callback(std::move(fn), "block '" + name + "': "));
       },
       nb::arg("name"), nb::arg("backend"), nb::arg("fn"));
   m.def("_unregister_block_impl", &unregister_block_impl, nb::arg("name"), nb::arg("backend"));

@@ -25,4 +25,5 @@ NB_MODULE(_core, m) {
   bind_external(m);
   bind_random(m);
   bind_block(m);
+  bind_external_call(m);
 }

@@ -521,8 +521,6 @@ void install_control_kernels(KernelTable& t) {
   t.defer("return",
           "evoxc.return ends a block, where prepare reads its operands as the block's results; it cannot stand "
           "before the end of a block");
-  t.defer("stablehlo_call",
-          "a StableHLO module runs where StableHLO runs: build the graph with backend=\"xla\" (a PJRT plugin)");
 }
 
 }  // namespace evoxc::interp

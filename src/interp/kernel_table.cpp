@@ -26,6 +26,7 @@ struct BuiltTable {
     install_row_switch_kernels(table);
     install_postfix_kernels(table);
     install_control_kernels(table);
+    install_extension_kernels(table);
   }
 };
 

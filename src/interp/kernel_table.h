@@ -36,5 +36,6 @@ void install_postfix_kernels(KernelTable& t);              // postfix.cpp (postf
 void install_row_switch_kernels(KernelTable& t);           // row_switch.cpp
 void install_random_kernels(KernelTable& t);               // random.cpp (random_bits, random_split, random_fold_in)
 void install_control_kernels(KernelTable& t);              // control.cpp (cond, while_loop, scan, return)
+void install_extension_kernels(KernelTable& t);            // extension.cpp (external_call, stablehlo_call)
 
 }  // namespace evoxc::interp

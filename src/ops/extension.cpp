@@ -1,5 +1,6 @@
 // The extension ops (OpCategory::Extension): stablehlo_call, whose result types come from the signature of the
-// StableHLO module it carries, read here by a small scanner of MLIR text.
+// StableHLO module it carries, read here by a small scanner of MLIR text; external_call, an opaque kernel named by
+// its `kernel` attribute, whose result types the graph states (include/evoxc/ops/external.h).
 #include "evoxc/ops/extension.h"
 
 #include <cctype>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "evoxc/core/error.h"
+#include "evoxc/ops/external.h"
 #include "evoxc/ops/op_def.h"
 #include "ops/registry.h"
 
@@ -195,23 +197,85 @@ std::string sample_module(DType t) {
          "\n  }\n}\n";
 }
 
+constexpr const char* kExternal = "external_call";
+
+// external_call: `batch_dims` leading batch levels (each operand's extent there 1 or the level's extent), then the
+// result types of the `results` attribute.
+std::vector<TensorType> infer_external(std::span<const TensorType> ops, const AttrMap& attrs) {
+  const std::string& kernel = attr_string(attrs, "kernel", kExternal);
+  if (kernel.empty()) throw TypeError(op_label(kExternal) + ": the kernel's name must not be empty");
+  std::vector<TensorType> results =
+      parse_external_results(attr_string(attrs, "results", kExternal), op_label(kExternal) + " '" + kernel + "'");
+  int64_t levels = 0;
+  if (attrs.count("batch_dims")) levels = attr_int(attrs, "batch_dims", kExternal);
+  if (levels < 0)
+    throw ShapeError(op_label(kExternal) + " '" + kernel + "': batch_dims is " + std::to_string(levels) +
+                     ", it must be >= 0");
+  if (levels > 0 && ops.empty())
+    throw ShapeError(op_label(kExternal) + " '" + kernel + "': a batched call needs an operand to carry the batch");
+  std::vector<DimExpr> batch;
+  for (int64_t l = 0; l < levels; ++l) {
+    std::optional<DimExpr> b;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (static_cast<int64_t>(ops[i].rank()) <= l)
+        throw ShapeError(op_label(kExternal) + " '" + kernel + "': operand " + std::to_string(i) + " " +
+                         ops[i].to_string() + " has fewer than batch_dims = " + std::to_string(levels) + " axes");
+      const DimExpr& e = ops[i].shape[static_cast<size_t>(l)];
+      if (e.as_const() == 1) continue;
+      if (b && *b != e)
+        throw ShapeError(op_label(kExternal) + " '" + kernel + "': batch level " + std::to_string(l) + " has extents " +
+                         b->to_string() + " and " + e.to_string() + " (each operand's must be 1 or the level's)");
+      b = e;
+    }
+    batch.push_back(b ? *b : DimExpr(1));
+  }
+  for (TensorType& r : results) {
+    std::vector<DimExpr> dims = batch;
+    dims.insert(dims.end(), r.shape.begin(), r.shape.end());
+    r.shape = Shape(std::move(dims));
+  }
+  return results;
+}
+
 }  // namespace
 
 void register_extension_ops(OpTable& t) {
-  OpDef d;
-  d.name = kOp;
-  d.category = OpCategory::Extension;
-  d.min_operands = 0;
-  d.max_operands = -1;
-  d.operand_dtypes = DTypeClass::Any;
-  d.attrs = {{"module", AttrKind::String}};
-  d.infer = infer;
-  d.doc =
-      "the @main function of the StableHLO module `module` (text: a JAX export, say) applied to the operands, "
-      "which must have its argument types; its result types are the results. Runs where StableHLO runs (the xla "
-      "backend); opaque to the interpreter and the transforms";
-  d.sample = [](DType t) { return OpSample{{TensorType(t, Shape{2})}, {{"module", sample_module(t)}}}; };
-  t.add(std::move(d));
+  {
+    OpDef d;
+    d.name = kOp;
+    d.category = OpCategory::Extension;
+    d.min_operands = 0;
+    d.max_operands = -1;
+    d.operand_dtypes = DTypeClass::Any;
+    d.attrs = {{"module", AttrKind::String}};
+    d.infer = infer;
+    d.doc =
+        "the @main function of the StableHLO module `module` (text: a JAX export, say) applied to the operands, "
+        "which must have its argument types; its result types are the results. Runs where StableHLO runs (the xla "
+        "backend); opaque to the interpreter and the transforms";
+    d.sample = [](DType t) { return OpSample{{TensorType(t, Shape{2})}, {{"module", sample_module(t)}}}; };
+    t.add(std::move(d));
+  }
+  {
+    OpDef d;
+    d.name = kExternal;
+    d.category = OpCategory::Extension;
+    d.min_operands = 0;
+    d.max_operands = -1;
+    d.operand_dtypes = DTypeClass::Any;
+    d.attrs = {{"kernel", AttrKind::String}, {"results", AttrKind::String}, {"batch_dims", AttrKind::Int, false}};
+    d.infer = infer_external;
+    d.doc =
+        "the opaque kernel `kernel` applied to the operands, giving results of the types `results` lists (\"tensor<4x"
+        "8xf32>, ...\"); with `batch_dims` = k, k leading batch levels (each operand's extent there 1 or the level's). "
+        "Its implementation is registered out of band per backend (evoxc.register_external_kernel) and resolved at "
+        "load; no derivative";
+    d.sample = [](DType t) {
+      TensorType x(t, Shape{2});
+      return OpSample{{x}, {{"kernel", std::string("evoxc.test.copy")}, {"results", x.to_string()}}};
+    };
+    t.add(std::move(d));
+  }
 }
 
 }  // namespace ops_detail

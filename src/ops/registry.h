@@ -37,7 +37,7 @@ void register_indexing_ops(OpTable& t);       // indexing.cpp: gather, scatter, 
 void register_sort_ops(OpTable& t);           // sort.cpp: sort, argsort, top_k, searchsorted
 void register_row_switch_ops(OpTable& t);     // row_switch.cpp: row_switch (batch_functions' switch)
 void register_postfix_ops(OpTable& t);        // postfix.cpp: postfix_eval (populations of programs as data)
-void register_extension_ops(OpTable& t);      // extension.cpp: stablehlo_call (a StableHLO module's @main)
+void register_extension_ops(OpTable& t);      // extension.cpp: stablehlo_call, external_call
 void register_random_ops(OpTable& t);         // random.cpp: random_bits, random_split, random_fold_in
 
 // "op 'name'", the prefix every inference message starts with.

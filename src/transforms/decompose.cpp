@@ -147,6 +147,7 @@ const DecomposeTable& decompositions() {
     auto t = std::make_unique<DecomposeTable>("decompose");
     transforms::install_linalg_decompositions(*t);
     transforms::install_random_decompositions(*t);
+    transforms::install_extension_decompositions(*t);
     return t;
   }();
   return *table;

@@ -23,6 +23,7 @@ struct Tables {
     install_decomposition_rules(t);
     install_control_rules(t);
     install_random_rules(t);
+    install_extension_rules(t);
   }
 };
 

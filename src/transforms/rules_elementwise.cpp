@@ -302,13 +302,6 @@ void install_elementwise_rules(RuleTables& t) {
   t.batch.defer("postfix_eval", postfix_why);
   t.jvp.defer("postfix_eval", postfix_why);
   t.transpose.defer("postfix_eval", postfix_why);
-  // stablehlo_call's body is StableHLO text, which the transforms cannot read: transform the function before export.
-  const char* stablehlo_why =
-      "its body is a StableHLO module, opaque to evoxc's transforms; apply the transform before exporting (jax.vmap, "
-      "jax.jvp, jax.grad on the JAX function given to evoxc.xla.lower_jax)";
-  t.batch.defer("stablehlo_call", stablehlo_why);
-  t.jvp.defer("stablehlo_call", stablehlo_why);
-  t.transpose.defer("stablehlo_call", stablehlo_why);
   // Creation ops have no tensor operands: they are never batched and have no tangent.
   for (const OpDef* d : all_ops())
     if (d->category == OpCategory::Creation) {

@@ -17,7 +17,7 @@ std::vector<TensorType> infer(const std::string& op, const std::vector<TensorTyp
                               const AttrMap& attrs = {});
 
 // A valid call of `def` whose dtype-class operands have dtype `t`: the catalogue's own
-// sample (OpDef::sample); InternalError when the op has none.
+// sample (OpDef::sample); InternalError when the op has none. Registers the kernel external_call's sample names.
 using SampleCall = OpSample;
 SampleCall sample_call(const OpDef& def, DType t);
 

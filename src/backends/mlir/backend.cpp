@@ -12,6 +12,7 @@
 #include "backends/mlir/blas_runtime.h"
 #include "backends/mlir/codegen/codegen.h"
 #include "backends/mlir/emitter.h"
+#include "backends/mlir/external_runtime.h"
 #include "backends/mlir/loop_budget.h"
 #include "backends/mlir/postfix_runtime.h"
 #include "backends/mlir/runtime_errors.h"
@@ -68,6 +69,7 @@ const std::vector<mlir_codegen::RuntimeSymbol>& runtime_symbols() {
     for (const auto& s : blas_runtime::symbols()) v.push_back(s);
     for (const auto& s : loop_budget_symbols()) v.push_back(s);
     for (const auto& s : postfix_runtime::symbols()) v.push_back(s);
+    for (const auto& s : external_runtime::symbols()) v.push_back(s);
     return v;
   }();
   return all;
@@ -107,7 +109,7 @@ struct Layout {
 class MlirExecutable final : public ExecutableImpl {
  public:
   MlirExecutable(Graph graph, std::shared_ptr<const mlir_codegen::LoadedObject> object)
-      : graph_(std::move(graph)), object_(std::move(object)) {
+      : graph_(std::move(graph)), object_(std::move(object)), externals_(graph_) {
     const Block& entry = graph_.main().entry();
     for (size_t i = 0; i < entry.arguments().size(); ++i) types_.push_back(entry.argument(i)->type());
     num_inputs_ = types_.size();
@@ -184,6 +186,7 @@ class MlirExecutable final : public ExecutableImpl {
       args = large_args.data();
     }
     mlir_backend::ErrorSink errors;
+    errors.externals = &externals_;
     args[types_.size()] = &errors;
     for (size_t i = 0; i < types_.size(); ++i) {
       const Tensor& t = i < num_inputs_ ? inputs[i] : outputs[i - num_inputs_];
@@ -231,6 +234,7 @@ class MlirExecutable final : public ExecutableImpl {
 
   Graph graph_;
   std::shared_ptr<const mlir_codegen::LoadedObject> object_;
+  mlir_backend::ExternalTable externals_;  // external_call's kernels, resolved at load
   std::vector<TensorType> types_;
   size_t num_inputs_ = 0;
   Layout layout_;

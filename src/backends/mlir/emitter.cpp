@@ -568,6 +568,7 @@ const Tables& tables() {
     add_structure_rules(*made);
     add_layout_rules(*made);
     add_control_rules(made->ops);
+    add_extension_rules(made->ops);
     return made;
   }();
   return *t;

@@ -252,5 +252,6 @@ void add_reduce_linalg_rules(Tables& t);
 void add_structure_rules(Tables& t);
 void add_layout_rules(Tables& t);
 void add_control_rules(Table& t);
+void add_extension_rules(Table& t);  // external_call (a host kernel), stablehlo_call deferred
 
 }  // namespace evoxc::mlir_backend

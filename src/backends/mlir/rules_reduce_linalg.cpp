@@ -1403,9 +1403,6 @@ void add_reduce_linalg_rules(Tables& tables) {
   t.set("qr", lower_qr);
   t.defer("eigh", std::string("no symmetric eigensolver is written for the mlir backend, and ") + kEighDeferral);
   t.defer("svd", std::string("no SVD is written for the mlir backend, and ") + kSvdDeferral);
-  t.defer("stablehlo_call",
-          "the mlir backend compiles upstream dialects only and has no StableHLO; build the graph with "
-          "backend=\"xla\"");
 }
 
 }  // namespace evoxc::mlir_backend

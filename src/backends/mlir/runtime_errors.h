@@ -8,6 +8,8 @@
 
 namespace evoxc::mlir_backend {
 
+class ExternalTable;
+
 // One per call of a compiled program; runtime functions (on any thread of the call) capture into it.
 class ErrorSink {
  public:
@@ -27,6 +29,10 @@ class ErrorSink {
     }
     if (e) std::rethrow_exception(e);
   }
+
+  // The external kernels the executable resolved at load (external_runtime.h), for external_call sites; the
+  // sink is the one per-call pointer compiled code already passes to the runtime.
+  const ExternalTable* externals = nullptr;
 
  private:
   std::atomic<bool> any_{false};
