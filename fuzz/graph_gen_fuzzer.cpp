@@ -1,8 +1,9 @@
 // Fuzz target, structure-aware: decodes the input into a random valid traced program (elementwise,
-// reduce, scan-like, sort/gather, layout ops, random draws and control flow over several dtypes, optionally a
-// symbolic batch dim), runs it on the interpreter, and checks that parse(print(g)) and
+// reduce, scan-like, sort/gather, layout ops, random draws, external kernels and control flow over several dtypes,
+// optionally a symbolic batch dim), runs it on the interpreter, and checks that parse(print(g)) and
 // from_json(to_json(g)) print the same module and that both round-tripped graphs compute
 // bit-identical results (NaNs compare equal to NaNs).
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -58,7 +59,7 @@ void emit_op(Choices& c, std::vector<ST>& pool) {
   const ST x = any_value();
   const int64_t rank = static_cast<int64_t>(x.rank());
   const int64_t axis = rank == 0 ? 0 : c.pick(static_cast<int>(rank));
-  switch (c.pick(14)) {
+  switch (c.pick(15)) {
     case 0: pool.push_back(kUnary[c.pick(std::size(kUnary))](x, SrcLoc::current())); break;
     case 1: pool.push_back(kBinary[c.pick(std::size(kBinary))](x, any_value(), SrcLoc::current())); break;
     case 2: pool.push_back(kBinary[c.pick(std::size(kBinary))](x, scalar_for(c), SrcLoc::current())); break;
@@ -134,13 +135,19 @@ void emit_op(Choices& c, std::vector<ST>& pool) {
       // Random draws keyed by the data: a key of each algorithm from a seed the program computes, folded, split
       // or drawn from at x's (possibly symbolic) shape.
       static constexpr random::Algorithm kAlgs[] = {random::Algorithm::Splitmix64, random::Algorithm::Threefry2x32,
-                                                   random::Algorithm::Philox4x32};
+                                                    random::Algorithm::Philox4x32};
       ST key = random::key(astype(sum(x), i64), kAlgs[c.pick(3)]);
       if (c.flag()) key = random::fold_in(key, c.pick(8));
       if (c.flag()) key = reshape(slice(random::split(key, 3), {2}, {3}), key.shape());
       ST draw = c.flag() ? random::uniform(key, x.shape(), f32, -1.0, 1.0)
                          : astype(random::bits(key, x.shape(), c.flag() ? u32 : u8), f32);
       pool.push_back(astype(draw, x.dtype()));
+      break;
+    }
+    case 13: {
+      // An external kernel (a copy, registered below) whose result type uses the input's symbolic extents.
+      std::vector<ST> args{x};
+      pool.push_back(external_call("fuzz.copy", args, std::vector<TensorType>{x.type()})[0]);
       break;
     }
     default: {
@@ -211,6 +218,13 @@ std::pair<std::vector<Tensor>, std::string> run_all(const Graph& g, const Tree<T
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // EVOXC_FUZZ_VERBOSE=1 prints each generated program (or why it did not trace).
   static const bool verbose = std::getenv("EVOXC_FUZZ_VERBOSE") != nullptr;
+  static const bool registered = [] {
+    register_external_kernel("fuzz.copy", [](std::span<const ExternalBuffer> in, std::span<ExternalBuffer> out) {
+      std::memcpy(out[0].data, in[0].data, static_cast<size_t>(in[0].numel()) * size_of(in[0].dtype));
+    });
+    return true;
+  }();
+  (void)registered;
   Choices c(data, size);
   // The signature: inputs of one base shape (optionally a symbolic leading batch "B").
   int n_inputs = 1 + c.pick(3);

@@ -27,11 +27,12 @@ int64_t batch_levels(const Operation& op) {
 
 std::vector<BatchArg> external_batch(BatchContext&, const Operation& op, std::span<const BatchArg> args) {
   std::vector<ST> operands;
+  operands.reserve(args.size());
   for (const BatchArg& a : args) operands.push_back(a.batched ? a.v : expand_dims(a.v, {0}));
   AttrMap attrs = op.attributes();
   attrs["batch_dims"] = batch_levels(op) + 1;
   std::vector<BatchArg> out;
-  for (ST& r : emit_op(op_def(op), operands, std::move(attrs))) out.push_back(BatchArg{std::move(r), true});
+  for (const ST& r : emit_op(op_def(op), operands, std::move(attrs))) out.push_back(BatchArg{r, true});
   return out;
 }
 

@@ -41,7 +41,9 @@ struct Memref {
 
 const ExternalEntry& entry(const Memref<1>* name, const Memref<1>* slot, const ErrorSink* sink) {
   std::atomic_ref<int64_t> cached(*reinterpret_cast<int64_t*>(slot->aligned + slot->offset * 8));
-  if (int64_t p = cached.load(std::memory_order_acquire)) return *reinterpret_cast<const ExternalEntry*>(p);
+  // The slot holds the entry's address (an i64 global of the compiled code).
+  if (int64_t p = cached.load(std::memory_order_acquire))
+    return *reinterpret_cast<const ExternalEntry*>(p);  // NOLINT(performance-no-int-to-ptr)
   // The name's bytes end with a NUL the lowering adds.
   std::string_view n(name->aligned + name->offset, static_cast<size_t>(name->sizes[0] - 1));
   const ExternalEntry* e = sink && sink->externals ? sink->externals->find(n) : nullptr;
@@ -91,7 +93,9 @@ void external_call(const Memref<1>* meta, const Memref<1>* name, const Memref<1>
     x.shape = m + pos + 4;
     const int64_t* strides = m + pos + 4 + x.rank;
     const size_t esz = size_of(x.dtype);
-    char* data = reinterpret_cast<char*>(m[pos]) + m[pos + 1] * static_cast<int64_t>(esz);
+    // The wrapper stores each buffer's aligned address as an i64.
+    char* data =
+        reinterpret_cast<char*>(m[pos]) + m[pos + 1] * static_cast<int64_t>(esz);  // NOLINT(performance-no-int-to-ptr)
     if (b < num_inputs && !row_major(x.shape, strides, x.rank)) {  // results are fresh row-major buffers
       packed.emplace_back(static_cast<size_t>(x.numel()) * esz);
       pack(data, x.shape, strides, x.rank, esz, packed.back().data());
