@@ -27,6 +27,7 @@ struct BuiltTable {
     install_postfix_kernels(table);
     install_control_kernels(table);
     install_extension_kernels(table);
+    install_sparse_kernels(table);
   }
 };
 

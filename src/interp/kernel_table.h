@@ -37,5 +37,6 @@ void install_row_switch_kernels(KernelTable& t);           // row_switch.cpp
 void install_random_kernels(KernelTable& t);               // random.cpp (random_bits, random_split, random_fold_in)
 void install_control_kernels(KernelTable& t);              // control.cpp (cond, while_loop, scan, return)
 void install_extension_kernels(KernelTable& t);            // extension.cpp (external_call, stablehlo_call)
+void install_sparse_kernels(KernelTable& t);               // sparse.cpp (sparse_validate, sparse_csr_matmul)
 
 }  // namespace evoxc::interp

@@ -120,6 +120,7 @@ const Registry& registry() {
     ops_detail::register_control_ops(t);
     ops_detail::register_extension_ops(t);
     ops_detail::register_random_ops(t);
+    ops_detail::register_sparse_ops(t);
     Registry reg;
     reg.owned = std::move(t.defs());
     for (const auto& d : reg.owned) {
@@ -207,6 +208,7 @@ const char* op_category_name(OpCategory c) {
     case OpCategory::Terminator: return "terminator";
     case OpCategory::Extension: return "extension";
     case OpCategory::Random: return "random";
+    case OpCategory::Sparse: return "sparse";
   }
   return "?";
 }

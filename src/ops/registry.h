@@ -39,6 +39,7 @@ void register_row_switch_ops(OpTable& t);     // row_switch.cpp: row_switch (bat
 void register_postfix_ops(OpTable& t);        // postfix.cpp: postfix_eval (populations of programs as data)
 void register_extension_ops(OpTable& t);      // extension.cpp: stablehlo_call, external_call
 void register_random_ops(OpTable& t);         // random.cpp: random_bits, random_split, random_fold_in
+void register_sparse_ops(OpTable& t);         // sparse.cpp: sparse_validate, sparse_csr_matmul
 
 // "op 'name'", the prefix every inference message starts with.
 inline std::string op_label(const std::string& op) { return "op '" + op + "'"; }

@@ -148,6 +148,7 @@ const DecomposeTable& decompositions() {
     transforms::install_linalg_decompositions(*t);
     transforms::install_random_decompositions(*t);
     transforms::install_extension_decompositions(*t);
+    transforms::install_sparse_decompositions(*t);
     return t;
   }();
   return *table;

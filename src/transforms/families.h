@@ -18,11 +18,13 @@ void install_decomposition_rules(RuleTables& t);
 void install_control_rules(RuleTables& t);
 void install_random_rules(RuleTables& t);
 void install_extension_rules(RuleTables& t);
+void install_sparse_rules(RuleTables& t);
 
 // One per family file of decompositions (src/transforms/decompose_<family>.cpp).
 void install_linalg_decompositions(DecomposeTable& t);
 void install_random_decompositions(DecomposeTable& t);
 void install_extension_decompositions(DecomposeTable& t);  // rules_extension.cpp
+void install_sparse_decompositions(DecomposeTable& t);     // rules_sparse.cpp
 
 // The op `name` emitted over `operands` with `attrs` in the current trace (no promotion, no
 // defaults: the op exactly as given).

@@ -24,6 +24,7 @@ struct Tables {
     install_control_rules(t);
     install_random_rules(t);
     install_extension_rules(t);
+    install_sparse_rules(t);
   }
 };
 

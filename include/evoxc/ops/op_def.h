@@ -31,6 +31,9 @@ enum class OpCategory : uint8_t {
   // Key-based random numbers (random_bits, random_split, random_fold_in): after Extension so that no earlier op's id
   // moved when they arrived.
   Random,
+  // The primitives of sparse tensors (sparse_validate, sparse_csr_matmul); the rest of evoxc.sparse is written
+  // with dense ops (include/evoxc/trace/sparse.h).
+  Sparse,
 };
 const char* op_category_name(OpCategory c);
 
