@@ -42,6 +42,7 @@ from . import xla  # noqa: E402,F401  (the xla backend's PJRT plugin: evoxc.xla.
 from ._block import Block, block, registered_blocks  # noqa: E402,F401  (custom ops: evoxc.block)
 from ._external import (  # noqa: E402,F401  (opaque kernels: evoxc.external_call)
     ExternalKernel, external_call, register_external_kernel, registered_external_kernels)
+from . import sparse  # noqa: E402,F401  (sparse tensors: evoxc.sparse.coo, csr, matmul, ...)
 from . import random  # noqa: E402,F401  (key-based random numbers: evoxc.random.key, split, uniform, normal, ...)
 from . import iree  # noqa: E402,F401  (backend="iree" when IREE's packages are installed: evoxc.iree.available())
 iree.register()
@@ -56,7 +57,6 @@ class NotAvailableError(EvoxcError, AttributeError):  # noqa: F405
 
 
 _NOT_YET = {
-    "sparse": "evoxc.sparse (sparse tensors) is not implemented yet",
     "dist": "evoxc.dist (collectives) is not implemented yet",
     "persist": "evoxc.persist (disk caches) is not implemented yet; Graph.save/CompiledArtifact.save persist objects",
 }

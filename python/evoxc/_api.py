@@ -13,6 +13,7 @@ from . import _core
 from ._core import (BackendError, TransformError, CompiledArtifact, Device, DeviceError, Executable, Graph, LoweredProgram,
                     TieredExecutable,
                     Tensor, TensorSpec, TraceError, ValidationError)
+from ._pytree import _NODES as _pytree_nodes
 from ._pytree import TreeDef, flatten, is_static_config, to_plain
 
 # ---------------------------------------------------------------- values
@@ -314,6 +315,8 @@ Executable.__call__ = _exe_call
 def _run_input(x):
     """Converts a run input that is not a Tensor/tuple/list/dict/None (called from C++)."""
     import dataclasses
+    if type(x) in _pytree_nodes:
+        return tuple(_pytree_nodes[type(x)][0](x)[0])  # a registered node (a sparse value): its children
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
     if isinstance(x, np.generic):

@@ -1,11 +1,21 @@
-"""Pytrees: tuples, lists, dicts (str keys, flattened in sorted key order), None, namedtuples and dataclasses."""
+"""Pytrees: tuples, lists, dicts (str keys, flattened in sorted key order), None, namedtuples, dataclasses and
+registered node types (evoxc.sparse's values: register_node)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Callable
 
-_LEAF, _NONE, _TUPLE, _LIST, _DICT, _NAMEDTUPLE, _DATACLASS = range(7)
+_LEAF, _NONE, _TUPLE, _LIST, _DICT, _NAMEDTUPLE, _DATACLASS, _NODE = range(8)
+
+# Registered node types: type -> (flatten(x) -> (children, aux), unflatten(aux, children) -> x). `aux` is the
+# node's static part (hashable); the plain (C++) form of such a node is the tuple of its children.
+_NODES: dict = {}
+
+
+def register_node(t, flatten_fn, unflatten_fn):
+    """Makes instances of `t` pytree nodes: flatten_fn(x) -> (children, aux) and unflatten_fn(aux, children)."""
+    _NODES[t] = (flatten_fn, unflatten_fn)
 
 
 def _is_namedtuple(x) -> bool:
@@ -69,6 +79,8 @@ class TreeDef:
             return dict(zip(self.keys, kids))
         if k == _NAMEDTUPLE:
             return self.node(*kids)
+        if k == _NODE:
+            return _NODES[self.node][1](self.keys, kids)
         return self.node(**dict(zip(self.keys, kids)))
 
     def restore(self, plain):
@@ -91,6 +103,8 @@ class TreeDef:
         if k == _NONE:
             return "None"
         inner = [repr(c) for c in self.children]
+        if k == _NODE:
+            return f"{self.node.__name__}({', '.join(inner)})"
         if k in (_DICT, _DATACLASS):
             inner = [f"{key!r}: {c}" for key, c in zip(self.keys, inner)]
         body = ", ".join(inner)
@@ -142,6 +156,9 @@ def _flatten(x, leaves, is_leaf):
             if not isinstance(k, str):
                 raise TypeError(f"pytree dict keys must be str, got {type(k).__name__}")
         return TreeDef(_DICT, keys=keys, children=tuple(_flatten(x[k], leaves, is_leaf) for k in keys))
+    if t in _NODES:
+        children, aux = _NODES[t][0](x)
+        return TreeDef(_NODE, node=t, keys=aux, children=tuple(_flatten(c, leaves, is_leaf) for c in children))
     if _is_namedtuple(x):
         return TreeDef(_NAMEDTUPLE, node=t, children=tuple(_flatten(c, leaves, is_leaf) for c in x))
     if isinstance(x, (tuple, list)):
@@ -172,7 +189,7 @@ def _plain(td, it):
     if k == _NONE:
         return None
     kids = [_plain(c, it) for c in td.children]
-    if k in (_TUPLE, _NAMEDTUPLE):
+    if k in (_TUPLE, _NAMEDTUPLE, _NODE):
         return tuple(kids)
     if k == _LIST:
         return kids
@@ -190,7 +207,7 @@ def structure_path_mismatch(a: TreeDef, b: TreeDef, path: str = "") -> str | Non
     if a.kind != b.kind or a.node is not b.node or a.keys != b.keys or len(a.children) != len(b.children):
         return path or "<root>"
     for i, (ca, cb) in enumerate(zip(a.children, b.children)):
-        sub = f"[{a.keys[i]!r}]" if a.keys else f"[{i}]"
+        sub = f"[{a.keys[i]!r}]" if a.keys and a.kind in (_DICT, _DATACLASS) else f"[{i}]"
         m = structure_path_mismatch(ca, cb, path + sub)
         if m is not None:
             return m

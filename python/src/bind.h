@@ -146,6 +146,7 @@ void bind_external(nb::module_& m);
 void bind_random(nb::module_& m);
 void bind_block(nb::module_& m);
 void bind_external_call(nb::module_& m);
+void bind_sparse(nb::module_& m);
 
 // The C++ tree of a normalised Python pytree (tuple, list, dict with str keys, None, leaves)
 // and back. `leaf` converts one leaf.

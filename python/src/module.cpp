@@ -26,4 +26,5 @@ NB_MODULE(_core, m) {
   bind_random(m);
   bind_block(m);
   bind_external_call(m);
+  bind_sparse(m);
 }

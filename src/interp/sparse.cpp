@@ -64,11 +64,14 @@ struct Where {
 };
 
 // Checks a CSR/CSC structure: indptr[0] = 0, non-decreasing, indptr[n] = nse, every index in [0, minor) and
-// non-decreasing within its row.
+// non-decreasing within its row. Not `strict` (what a kernel needs to read safely): 0 <= indptr[0], non-decreasing,
+// indptr[n] <= nse, the indices it covers in range.
 void check_compressed(const void* indptr, DType pt, const void* indices, DType it, int64_t n, int64_t nse,
-                      int64_t minor, const Where& where, const char* row_word) {
+                      int64_t minor, const Where& where, const char* row_word, bool strict = true) {
   auto what = [&] { return where.text(); };
-  if (index_at(indptr, pt, 0) != 0)
+  if (!strict && index_at(indptr, pt, 0) < 0)
+    throw ValidationError(what() + ": indptr[0] is " + std::to_string(index_at(indptr, pt, 0)) + ", below 0");
+  if (strict && index_at(indptr, pt, 0) != 0)
     throw ValidationError(what() + ": indptr[0] is " + std::to_string(index_at(indptr, pt, 0)) + ", it must be 0");
   for (int64_t r = 0; r < n; ++r) {
     const int64_t lo = index_at(indptr, pt, r), hi = index_at(indptr, pt, r + 1);
@@ -82,14 +85,14 @@ void check_compressed(const void* indptr, DType pt, const void* indices, DType i
       if (c < 0 || c >= minor)
         throw ValidationError(what() + ": entry " + std::to_string(k) + " (" + row_word + " " + std::to_string(r) +
                               ") has index " + std::to_string(c) + ", out of range [0, " + std::to_string(minor) + ")");
-      if (c < prev)
+      if (strict && c < prev)
         throw ValidationError(what() + ": entry " + std::to_string(k) + " (" + row_word + " " + std::to_string(r) +
                               ") has index " + std::to_string(c) + " after " + std::to_string(prev) +
                               ": indices must be sorted within each " + row_word);
       prev = c;
     }
   }
-  if (index_at(indptr, pt, n) != nse)
+  if (strict && index_at(indptr, pt, n) != nse)
     throw ValidationError(what() + ": indptr[" + std::to_string(n) + "] is " + std::to_string(index_at(indptr, pt, n)) +
                           ", it must equal the number of stored entries, " + std::to_string(nse));
 }
@@ -207,7 +210,7 @@ class CsrMatmulKernel final : public Kernel {
     const int64_t n = dense_rank_ == 2 ? f.dims[dense_dims_ + 1] : 1;
     const void* ip = f.ptr[in_[0]];
     const void* ix = f.ptr[in_[1]];
-    check_compressed(ip, pt_, ix, it_, m, nse, kc, Where{where_, " (the CSR operand)"}, "row");
+    check_compressed(ip, pt_, ix, it_, m, nse, kc, Where{where_, " (the CSR operand)"}, "row", false);
     // int64 indices are read in place; others are widened once into scratch.
     std::vector<int64_t> ptr_scratch, col_scratch;
     const int64_t* ptr = static_cast<const int64_t*>(ip);

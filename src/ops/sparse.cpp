@@ -46,8 +46,8 @@ std::vector<TensorType> infer_validate(std::span<const TensorType> ops, const At
   check_shape_attr(kValidate, "shape", shape);
   const size_t want = f == SparseFormat::Coo ? 2 : 3;
   if (ops.size() != want)
-    throw TypeError(op_label(kValidate) + ": format " + sparse_format_name(f) + " takes " + std::to_string(want) +
-                    " operands, got " + std::to_string(ops.size()));
+    throw TypeError(op_label(kValidate) + " takes " + std::to_string(want) + " operands for format " +
+                    sparse_format_name(f) + ", got " + std::to_string(ops.size()));
   if (f == SparseFormat::Coo) {
     require_int(kValidate, ops[0], "indices");
     auto batch = batch_of(kValidate, ops[0], 2, "indices");
@@ -110,8 +110,9 @@ void register_sparse_ops(OpTable& t) {
     d.operand_dtypes = DTypeClass::Any;
     d.attrs = {{"format", AttrKind::String}, {"shape", AttrKind::Shape}};
     d.infer = infer_validate;
-    // Its results are its operands: linear in the values (a tangent passes through).
-    set_linear(d, {1});
+    // Its results are its operands: linear in the values (operand 1 of a COO value, 2 of a CSR/CSC one; the
+    // integer operands carry no tangents).
+    set_linear(d, {1, 2});
     d.doc =
         "its operands unchanged, once the structure of the sparse value they make (format coo: indices, values; "
         "csr/csc: indptr, indices, values; leading axes a batch) has been checked at run time: a ValidationError "
@@ -135,8 +136,9 @@ void register_sparse_ops(OpTable& t) {
     set_linear_each(d, {2, 3});
     d.doc =
         "A @ dense for the CSR matrix A = (indptr, indices, values) of `shape` (M, K); with transpose, A^T @ dense "
-        "(the same arrays read as the CSC matrix A^T). dense is (K,) or (K, N) of the values' dtype; indices out "
-        "of range or a bad indptr are a ValidationError at run time";
+        "(the same arrays read as the CSC matrix A^T). dense is (K,) or (K, N) of the values' dtype; entries "
+        "outside indptr[0] .. indptr[M] - 1 are ignored; an index out of range or a decreasing indptr is a "
+        "ValidationError at run time";
     d.sample = [](DType dt) {
       return OpSample{{TensorType(DType::I64, Shape{4}), TensorType(DType::I64, Shape{5}), TensorType(dt, Shape{5}),
                        TensorType(dt, Shape{4, 2})},

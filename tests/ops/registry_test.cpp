@@ -57,9 +57,10 @@ TEST(Registry, OrderIsByCategory) {
   // The order is stable from call to call (one registry).
   EXPECT_EQ(&all_ops(), &all_ops());
   EXPECT_EQ(all_ops().front()->name, "exp");
-  // The extension ops come after the terminator and the random ops after them, each family appended so that adding
-  // it moved no other op's id.
-  EXPECT_EQ(all_ops().back()->name, "random_fold_in");
+  // The extension ops come after the terminator, then the random ops, then the sparse primitives, each family
+  // appended so that adding it moved no earlier family's ids.
+  EXPECT_EQ(all_ops().back()->name, "sparse_csr_matmul");
+  EXPECT_EQ(get_op("random_fold_in").id + 1, get_op("sparse_validate").id);
   EXPECT_EQ(get_op("stablehlo_call").id + 1, get_op("external_call").id);
   EXPECT_EQ(get_op("external_call").id + 1, get_op("random_bits").id);
   EXPECT_EQ(get_op("return").id + 1, get_op("stablehlo_call").id);
