@@ -65,23 +65,23 @@ struct Where {
 
 // Checks a CSR/CSC structure: indptr[0] = 0, non-decreasing, indptr[n] = nse, every index in [0, minor) and
 // non-decreasing within its row. Not `strict` (what a kernel needs to read safely): 0 <= indptr[0], non-decreasing,
-// indptr[n] <= nse, the indices it covers in range.
-void check_compressed(const void* indptr, DType pt, const void* indices, DType it, int64_t n, int64_t nse,
-                      int64_t minor, const Where& where, const char* row_word, bool strict = true) {
+// indptr[n] <= nse, the indices it covers in range. `ptr(i)` and `idx(k)` read the components as int64.
+template <typename Ptr, typename Idx>
+void check_compressed_with(Ptr ptr, Idx idx, int64_t n, int64_t nse, int64_t minor, const Where& where,
+                           const char* row_word, bool strict) {
   auto what = [&] { return where.text(); };
-  if (!strict && index_at(indptr, pt, 0) < 0)
-    throw ValidationError(what() + ": indptr[0] is " + std::to_string(index_at(indptr, pt, 0)) + ", below 0");
-  if (strict && index_at(indptr, pt, 0) != 0)
-    throw ValidationError(what() + ": indptr[0] is " + std::to_string(index_at(indptr, pt, 0)) + ", it must be 0");
+  if (!strict && ptr(0) < 0) throw ValidationError(what() + ": indptr[0] is " + std::to_string(ptr(0)) + ", below 0");
+  if (strict && ptr(0) != 0)
+    throw ValidationError(what() + ": indptr[0] is " + std::to_string(ptr(0)) + ", it must be 0");
   for (int64_t r = 0; r < n; ++r) {
-    const int64_t lo = index_at(indptr, pt, r), hi = index_at(indptr, pt, r + 1);
+    const int64_t lo = ptr(r), hi = ptr(r + 1);
     if (hi < lo || hi > nse)
       throw ValidationError(what() + ": indptr[" + std::to_string(r + 1) + "] is " + std::to_string(hi) +
                             ", it must lie in [indptr[" + std::to_string(r) + "] = " + std::to_string(lo) + ", " +
                             std::to_string(nse) + "]");
     int64_t prev = -1;
     for (int64_t k = lo; k < hi; ++k) {
-      const int64_t c = index_at(indices, it, k);
+      const int64_t c = idx(k);
       if (c < 0 || c >= minor)
         throw ValidationError(what() + ": entry " + std::to_string(k) + " (" + row_word + " " + std::to_string(r) +
                               ") has index " + std::to_string(c) + ", out of range [0, " + std::to_string(minor) + ")");
@@ -92,9 +92,33 @@ void check_compressed(const void* indptr, DType pt, const void* indices, DType i
       prev = c;
     }
   }
-  if (strict && index_at(indptr, pt, n) != nse)
-    throw ValidationError(what() + ": indptr[" + std::to_string(n) + "] is " + std::to_string(index_at(indptr, pt, n)) +
+  if (strict && ptr(n) != nse)
+    throw ValidationError(what() + ": indptr[" + std::to_string(n) + "] is " + std::to_string(ptr(n)) +
                           ", it must equal the number of stored entries, " + std::to_string(nse));
+}
+
+// check_compressed_with over the components' dtypes: direct loads for int32 and int64 (scipy's and evoxc's index
+// types), a dtype switch per element otherwise.
+void check_compressed(const void* indptr, DType pt, const void* indices, DType it, int64_t n, int64_t nse,
+                      int64_t minor, const Where& where, const char* row_word, bool strict = true) {
+  auto direct = [&](auto ptag, auto itag) {
+    using P = decltype(ptag);
+    using I = decltype(itag);
+    const P* p = static_cast<const P*>(indptr);
+    const I* x = static_cast<const I*>(indices);
+    check_compressed_with([p](int64_t i) { return static_cast<int64_t>(p[i]); },
+                          [x](int64_t k) { return static_cast<int64_t>(x[k]); }, n, nse, minor, where, row_word,
+                          strict);
+  };
+  const bool p64 = pt == DType::I64, i64 = it == DType::I64;
+  if ((p64 || pt == DType::I32) && (i64 || it == DType::I32)) {
+    if (p64 && i64) return direct(int64_t{}, int64_t{});
+    if (p64) return direct(int64_t{}, int32_t{});
+    if (i64) return direct(int32_t{}, int64_t{});
+    return direct(int32_t{}, int32_t{});
+  }
+  check_compressed_with([&](int64_t i) { return index_at(indptr, pt, i); },
+                        [&](int64_t k) { return index_at(indices, it, k); }, n, nse, minor, where, row_word, strict);
 }
 
 class ValidateKernel final : public Kernel {
@@ -188,6 +212,25 @@ T store(Acc<T> a) {
   }
 }
 
+// Rows [r0, r1) of A @ B for float32/float64: each output row accumulated in place, in cache while its entries
+// stream by. Compiled for AVX2+FMA too and picked by the CPU at load (the library's baseline is SSE2).
+#define EVOXC_CSR_ROWS(T)                                                                                          \
+  __attribute__((target_clones("arch=x86-64-v3", "default"))) void csr_rows(                                       \
+      const T* v, const T* b, T* out, const int64_t* ptr, const int64_t* col, int64_t r0, int64_t r1, int64_t n) { \
+    for (int64_t r = r0; r < r1; ++r) {                                                                            \
+      T* __restrict orow = out + r * n;                                                                            \
+      std::fill(orow, orow + n, T{});                                                                              \
+      for (int64_t k = ptr[r]; k < ptr[r + 1]; ++k) {                                                              \
+        const T vk = v[k];                                                                                         \
+        const T* __restrict brow = b + col[k] * n;                                                                 \
+        for (int64_t j = 0; j < n; ++j) orow[j] += vk * brow[j];                                                   \
+      }                                                                                                            \
+    }                                                                                                              \
+  }
+EVOXC_CSR_ROWS(float)
+EVOXC_CSR_ROWS(double)
+#undef EVOXC_CSR_ROWS
+
 class CsrMatmulKernel final : public Kernel {
  public:
   explicit CsrMatmulKernel(PrepareCtx& ctx) : where_(ctx.where()) {
@@ -243,6 +286,12 @@ class CsrMatmulKernel final : public Kernel {
       // out[r, :] = sum_k v[k] * b[col[k], :], rows in chunks on the pool.
       const int64_t rows_per_chunk = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n * 4));
       const int64_t chunks = (m + rows_per_chunk - 1) / rows_per_chunk;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        parallel_for(chunks, [&](int64_t c) {
+          csr_rows(v, b, out, ptr, col, c * rows_per_chunk, std::min(m, (c + 1) * rows_per_chunk), n);
+        });
+        return;
+      }
       parallel_for(chunks, [&](int64_t c) {
         std::vector<A> acc(static_cast<size_t>(n));
         const int64_t r1 = std::min(m, (c + 1) * rows_per_chunk);
