@@ -1,6 +1,6 @@
 // Fuzz target, structure-aware: decodes the input into a random valid traced program (elementwise,
-// reduce, scan-like, sort/gather, layout ops, random draws, external kernels and control flow over several dtypes,
-// optionally a symbolic batch dim), runs it on the interpreter, and checks that parse(print(g)) and
+// reduce, scan-like, sort/gather, layout ops, random draws, external kernels, sparse values and control flow over
+// several dtypes, optionally a symbolic batch dim), runs it on the interpreter, and checks that parse(print(g)) and
 // from_json(to_json(g)) print the same module and that both round-tripped graphs compute
 // bit-identical results (NaNs compare equal to NaNs).
 #include <cstring>
@@ -59,7 +59,7 @@ void emit_op(Choices& c, std::vector<ST>& pool) {
   const ST x = any_value();
   const int64_t rank = static_cast<int64_t>(x.rank());
   const int64_t axis = rank == 0 ? 0 : c.pick(static_cast<int>(rank));
-  switch (c.pick(15)) {
+  switch (c.pick(16)) {
     case 0: pool.push_back(kUnary[c.pick(std::size(kUnary))](x, SrcLoc::current())); break;
     case 1: pool.push_back(kBinary[c.pick(std::size(kBinary))](x, any_value(), SrcLoc::current())); break;
     case 2: pool.push_back(kBinary[c.pick(std::size(kBinary))](x, scalar_for(c), SrcLoc::current())); break;
@@ -148,6 +148,15 @@ void emit_op(Choices& c, std::vector<ST>& pool) {
       // An external kernel (a copy, registered below) whose result type uses the input's symbolic extents.
       std::vector<ST> args{x};
       pool.push_back(external_call("fuzz.copy", args, std::vector<TensorType>{x.type()})[0]);
+      break;
+    }
+    case 14: {
+      // Sparse: x's nonzeros as COO (CSR when 2-D), squared through the sparse ops, back to dense (x * x).
+      if (x.rank() == 0 || x.dtype() == DType::Bool) break;
+      sparse::SparseTensor s = sparse::from_dense(x);
+      if (x.rank() == 2 && c.flag()) s = sparse::to_csr(s);
+      pool.push_back(c.flag() ? sparse::to_dense(sparse::multiply_dense(s, x))
+                              : sparse::to_dense(sparse::multiply(s, sparse::from_dense(x))));
       break;
     }
     default: {

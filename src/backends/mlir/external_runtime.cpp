@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/mlir/memref.h"
 #include "backends/mlir/runtime_errors.h"
 #include "evoxc/core/error.h"
 #include "evoxc/core/small_vector.h"
@@ -30,17 +31,8 @@ const ExternalEntry* ExternalTable::find(std::string_view name) const {
 namespace external_runtime {
 namespace {
 
-template <int R>
-struct Memref {
-  char* allocated;
-  char* aligned;
-  int64_t offset;
-  int64_t sizes[R];
-  int64_t strides[R];
-};
-
 const ExternalEntry& entry(const Memref<1>* name, const Memref<1>* slot, const ErrorSink* sink) {
-  std::atomic_ref<int64_t> cached(*reinterpret_cast<int64_t*>(slot->aligned + slot->offset * 8));
+  std::atomic_ref<int64_t> cached = slot_of(slot);
   // The slot holds the entry's address (an i64 global of the compiled code).
   if (int64_t p = cached.load(std::memory_order_acquire))
     return *reinterpret_cast<const ExternalEntry*>(p);  // NOLINT(performance-no-int-to-ptr)

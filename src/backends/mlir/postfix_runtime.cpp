@@ -13,22 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include "backends/mlir/memref.h"
 #include "backends/mlir/runtime_errors.h"
 #include "evoxc/core/error.h"
 #include "interp/postfix.h"
 
 namespace evoxc::mlir_backend::postfix_runtime {
 namespace {
-
-// MLIR's descriptor of a rank-R memref, element type erased (every element type has this layout).
-template <int R>
-struct Memref {
-  char* allocated;
-  char* aligned;
-  int64_t offset;
-  int64_t sizes[R];
-  int64_t strides[R];
-};
 
 // The engines of every primitive table and dtype this process has run, never freed: there are as many as
 // distinct tables, and a program's slot points at one for as long as the program is loaded.
@@ -43,7 +34,7 @@ const interp::PostfixEngine& intern(const std::string& primitives, DType t) {
 
 // The engine of a call site: its slot (an i64 of the program's data, 0 until the first call) caches it.
 const interp::PostfixEngine& engine(const Memref<1>* text, const Memref<1>* slot, DType t) {
-  std::atomic_ref<int64_t> cached(*reinterpret_cast<int64_t*>(slot->aligned + slot->offset * 8));
+  std::atomic_ref<int64_t> cached = slot_of(slot);
   if (int64_t p = cached.load(std::memory_order_acquire)) return *reinterpret_cast<const interp::PostfixEngine*>(p);
   // The table's bytes end with a NUL the lowering adds (so an empty table is a 1-byte global).
   std::string primitives(text->aligned + text->offset, static_cast<size_t>(text->sizes[0] - 1));
