@@ -206,3 +206,30 @@ def test_not_yet_and_misuse_are_named():
     with pytest.raises(evoxc.ShapeError, match="shapes"):
         evoxc.trace(lambda a, b: sparse.add(a, b), sparse.SparseTensorSpec((2, 2), f64, 1),
                     sparse.SparseTensorSpec((2, 3), f64, 1))
+
+
+def test_sparse_values_are_cond_results_and_scan_carries():
+    a = random_csr(3, 3, 0.7, 12)
+    # int64 indices: sparse.csr makes its indices int64, so a carry keeps its types.
+    s = sparse.csr(a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data, a.shape)
+    spec = sparse.SparseTensorSpec.from_concrete(s)
+
+    def pick(s, flag):
+        t = evoxc.cond(flag, lambda: sparse.csr(s.indptr, s.indices, s.values * 2.0, s.shape),
+                       lambda: sparse.csr(s.indptr, s.indices, -s.values, s.shape))
+        return sparse.to_dense(t)
+
+    exe = evoxc.build(pick, spec, evoxc.TensorSpec((), evoxc.bool_))
+    np.testing.assert_allclose(evoxc.run(exe, s, np.bool_(True)).numpy(), 2 * a.toarray())
+    np.testing.assert_allclose(evoxc.run(exe, s, np.bool_(False)).numpy(), -a.toarray())
+
+    def scaled(s, xs):
+        def body(carry, x):
+            c = sparse.csr(carry.indptr, carry.indices, carry.values * x, carry.shape)
+            return c, sparse.sum(c)
+        return evoxc.scan(body, s, xs)
+
+    final, sums = evoxc.run(evoxc.build(scaled, spec, evoxc.TensorSpec((4,), f64)), s, np.array([1.0, 2.0, 0.5, 3.0]))
+    assert isinstance(final, sparse.CSRTensor)
+    np.testing.assert_allclose(final.todense(), 3 * a.toarray())
+    np.testing.assert_allclose(sums.numpy(), a.sum() * np.array([1.0, 2.0, 1.0, 3.0]))
