@@ -71,19 +71,19 @@ SparseTensor with_values(SparseTensor a, const ST& values) {
   return a;
 }
 
-SparseTensor coo_of(ST indices, ST values, Shape shape) {
+SparseTensor coo_of(const ST& indices, const ST& values, Shape shape) {
   SparseTensor s;
   s.format = SparseFormat::Coo;
   s.shape = std::move(shape);
-  s.indices = std::move(indices);
-  s.values = std::move(values);
+  s.indices = indices;
+  s.values = values;
   return s;
 }
 
-SparseTensor compressed_of(SparseFormat f, ST indptr, ST indices, ST values, Shape shape) {
-  SparseTensor s = coo_of(std::move(indices), std::move(values), std::move(shape));
+SparseTensor compressed_of(SparseFormat f, const ST& indptr, const ST& indices, const ST& values, Shape shape) {
+  SparseTensor s = coo_of(indices, values, std::move(shape));
   s.format = f;
-  s.indptr = std::move(indptr);
+  s.indptr = indptr;
   return s;
 }
 
