@@ -56,6 +56,7 @@ run: build bench-venv
 	$(PY) examples/tiered.py
 	$(PY) examples/random_walk.py
 	$(PY) examples/sparse_graph.py
+	$(PY) examples/external_kernel.py
 	$(PY) examples/custom_op.py
 	./build/bin/custom_op
 	$(PY) bench/python_overhead.py --quick
