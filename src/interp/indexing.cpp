@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "index_load.h"
 #include "kernel_table.h"
 #include "program.h"
 #include "thread_pool.h"
@@ -14,31 +15,6 @@ namespace evoxc::interp {
 namespace {
 
 constexpr int kMaxRank = 16;
-
-// Reads element i of an integer index tensor as int64; unsigned values above INT64_MAX saturate so they
-// still clamp to the top of the range (or count as out of range) instead of wrapping negative.
-using IndexLoad = int64_t (*)(const void*, int64_t);
-template <typename I>
-int64_t load_index(const void* p, int64_t i) {
-  I v = static_cast<const I*>(p)[i];
-  if constexpr (std::is_unsigned_v<I> && sizeof(I) == 8) {
-    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::numeric_limits<int64_t>::max();
-  }
-  return static_cast<int64_t>(v);
-}
-IndexLoad pick_index_load(DType t) {
-  switch (t) {
-    case DType::I8: return &load_index<int8_t>;
-    case DType::I16: return &load_index<int16_t>;
-    case DType::I32: return &load_index<int32_t>;
-    case DType::I64: return &load_index<int64_t>;
-    case DType::U8: return &load_index<uint8_t>;
-    case DType::U16: return &load_index<uint16_t>;
-    case DType::U32: return &load_index<uint32_t>;
-    case DType::U64: return &load_index<uint64_t>;
-    default: return nullptr;
-  }
-}
 
 // Copies a block of extents `ext` between two strided layouts (strides in elements), innermost runs by memcpy.
 void block_copy(char* dst, const int64_t* dst_str, const char* src, const int64_t* src_str, const int64_t* ext,

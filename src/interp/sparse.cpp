@@ -10,23 +10,12 @@
 #include <vector>
 
 #include "evoxc/core/small_vector.h"
+#include "index_load.h"
 #include "kernel_table.h"
 #include "thread_pool.h"
 
 namespace evoxc::interp {
 namespace {
-
-// An integer component's element k as int64 (any integer dtype).
-int64_t index_at(const void* p, DType t, int64_t k) {
-  return visit_dtype(t, [&](auto tag) -> int64_t {
-    using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      return static_cast<int64_t>(static_cast<const T*>(p)[k]);
-    } else {
-      return 0;  // inference admits integer components only
-    }
-  });
-}
 
 // A symbolic extent of an attribute, evaluated per call from the plan's symbols.
 class Extent {
@@ -98,9 +87,10 @@ void check_compressed_with(Ptr ptr, Idx idx, int64_t n, int64_t nse, int64_t min
 }
 
 // check_compressed_with over the components' dtypes: direct loads for int32 and int64 (scipy's and evoxc's index
-// types), a dtype switch per element otherwise.
-void check_compressed(const void* indptr, DType pt, const void* indices, DType it, int64_t n, int64_t nse,
-                      int64_t minor, const Where& where, const char* row_word, bool strict = true) {
+// types), the readers chosen at prepare otherwise.
+void check_compressed(const void* indptr, DType pt, IndexLoad pl, const void* indices, DType it, IndexLoad il,
+                      int64_t n, int64_t nse, int64_t minor, const Where& where, const char* row_word,
+                      bool strict = true) {
   auto direct = [&](auto ptag, auto itag) {
     using P = decltype(ptag);
     using I = decltype(itag);
@@ -117,8 +107,8 @@ void check_compressed(const void* indptr, DType pt, const void* indices, DType i
     if (i64) return direct(int32_t{}, int64_t{});
     return direct(int32_t{}, int32_t{});
   }
-  check_compressed_with([&](int64_t i) { return index_at(indptr, pt, i); },
-                        [&](int64_t k) { return index_at(indices, it, k); }, n, nse, minor, where, row_word, strict);
+  check_compressed_with([&](int64_t i) { return pl(indptr, i); }, [&](int64_t k) { return il(indices, k); }, n, nse,
+                        minor, where, row_word, strict);
 }
 
 class ValidateKernel final : public Kernel {
@@ -129,6 +119,7 @@ class ValidateKernel final : public Kernel {
       in_.push_back(ctx.in[i]);
       out_.push_back(ctx.out[i]);
       types_.push_back(ctx.operand(i).dtype());
+      loads_.push_back(pick_index_load(ctx.operand(i).dtype()));  // null for the values
       ranks_.push_back(ctx.operand(i).rank());
       dim_off_.push_back(ctx.operand(i).dim_off);
       esize_.push_back(size_of(ctx.operand(i).dtype()));
@@ -155,7 +146,7 @@ class ValidateKernel final : public Kernel {
         const void* idx = static_cast<const char*>(f.ptr[in_[0]]) + b * nse * nd * static_cast<int64_t>(esize_[0]);
         for (int64_t k = 0; k < nse; ++k)
           for (int64_t a = 0; a < nd; ++a) {
-            const int64_t i = index_at(idx, types_[0], k * nd + a);
+            const int64_t i = loads_[0](idx, k * nd + a);
             if (i < 0 || i >= shape[static_cast<size_t>(a)])
               throw ValidationError(where.text() + ": COO entry " + std::to_string(k) + " has index " +
                                     std::to_string(i) + " on axis " + std::to_string(a) + ", out of range for shape " +
@@ -166,7 +157,8 @@ class ValidateKernel final : public Kernel {
         const int64_t n = shape[csr ? 0 : 1], minor = shape[csr ? 1 : 0], nse = d1[ranks_[1] - 1];
         const char* ip = static_cast<const char*>(f.ptr[in_[0]]) + b * (n + 1) * static_cast<int64_t>(esize_[0]);
         const char* ix = static_cast<const char*>(f.ptr[in_[1]]) + b * nse * static_cast<int64_t>(esize_[1]);
-        check_compressed(ip, types_[0], ix, types_[1], n, nse, minor, where, csr ? "row" : "column");
+        check_compressed(ip, types_[0], loads_[0], ix, types_[1], loads_[1], n, nse, minor, where,
+                         csr ? "row" : "column");
       }
     }
     for (size_t i = 0; i < in_.size(); ++i) {
@@ -181,6 +173,7 @@ class ValidateKernel final : public Kernel {
   std::vector<Extent> shape_;
   std::vector<uint32_t> in_, out_, ranks_, dim_off_;
   std::vector<DType> types_;
+  std::vector<IndexLoad> loads_;
   std::vector<size_t> esize_;
 };
 
@@ -242,6 +235,9 @@ class CsrMatmulKernel final : public Kernel {
     out_ = ctx.out[0];
     pt_ = ctx.operand(0).dtype();
     it_ = ctx.operand(1).dtype();
+    pl_ = pick_index_load(pt_);
+    il_ = pick_index_load(it_);
+    if (!pl_ || !il_) ctx.fail("indptr and indices must have integer dtypes");
     vt_ = ctx.operand(2).dtype();
     dense_dims_ = ctx.operand(3).dim_off;
     dense_rank_ = ctx.operand(3).rank();
@@ -253,19 +249,19 @@ class CsrMatmulKernel final : public Kernel {
     const int64_t n = dense_rank_ == 2 ? f.dims[dense_dims_ + 1] : 1;
     const void* ip = f.ptr[in_[0]];
     const void* ix = f.ptr[in_[1]];
-    check_compressed(ip, pt_, ix, it_, m, nse, kc, Where{where_, " (the CSR operand)"}, "row", false);
+    check_compressed(ip, pt_, pl_, ix, it_, il_, m, nse, kc, Where{where_, " (the CSR operand)"}, "row", false);
     // int64 indices are read in place; others are widened once into scratch.
     std::vector<int64_t> ptr_scratch, col_scratch;
     const int64_t* ptr = static_cast<const int64_t*>(ip);
     const int64_t* col = static_cast<const int64_t*>(ix);
     if (pt_ != DType::I64) {
       ptr_scratch.resize(static_cast<size_t>(m + 1));
-      for (int64_t r = 0; r <= m; ++r) ptr_scratch[static_cast<size_t>(r)] = index_at(ip, pt_, r);
+      for (int64_t r = 0; r <= m; ++r) ptr_scratch[static_cast<size_t>(r)] = pl_(ip, r);
       ptr = ptr_scratch.data();
     }
     if (it_ != DType::I64) {
       col_scratch.resize(static_cast<size_t>(nse));
-      for (int64_t k = 0; k < nse; ++k) col_scratch[static_cast<size_t>(k)] = index_at(ix, it_, k);
+      for (int64_t k = 0; k < nse; ++k) col_scratch[static_cast<size_t>(k)] = il_(ix, k);
       col = col_scratch.data();
     }
     visit_dtype(vt_, [&](auto tag) {
@@ -324,6 +320,7 @@ class CsrMatmulKernel final : public Kernel {
   bool transpose_ = false;
   uint32_t in_[4] = {}, out_ = 0, dense_dims_ = 0, dense_rank_ = 0;
   DType pt_ = DType::I64, it_ = DType::I64, vt_ = DType::F32;
+  IndexLoad pl_ = nullptr, il_ = nullptr;
 };
 
 KernelPtr make_csr_matmul(PrepareCtx& ctx) { return std::make_unique<CsrMatmulKernel>(ctx); }
