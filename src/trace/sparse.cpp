@@ -47,11 +47,6 @@ ST linear(const ST& indices, const Shape& shape) {
   return lin;
 }
 
-// The row of each stored entry of a compressed structure (see the CSR decomposition in src/transforms).
-ST entry_major(const ST& indptr, const DimExpr& nse) {
-  return searchsorted(indptr, iota(Shape{nse}, 0, I64), "right") - int64_t{1};
-}
-
 void check_rank2(const SparseTensor& a, const char* what) {
   if (a.shape.rank() != 2)
     throw ShapeError(std::string("sparse.") + what + ": a 2-D sparse value is needed, its shape is " +
@@ -123,7 +118,7 @@ SparseTensor csc(const ST& indptr, const ST& indices, const ST& values, const Sh
 
 SparseTensor to_coo(const SparseTensor& a) {
   if (a.format == SparseFormat::Coo) return a;
-  ST major = entry_major(a.indptr, a.nse());
+  ST major = entry_rows(a.indptr, a.nse());
   ST r = a.format == SparseFormat::Csr ? major : a.indices;
   ST c = a.format == SparseFormat::Csr ? a.indices : major;
   return coo_of(stack({r, c}, 1), a.values, a.shape);
@@ -319,6 +314,10 @@ ST matmul(const SparseTensor& a, const ST& b) {
   TraceContext& ctx = *a.values.context();
   return ctx.emit(EVOXC_OP("sparse_csr_matmul"), std::vector<ST>{a.indptr, a.indices, a.values, b},
                   {{"shape", csr_shape}, {"transpose", csc}}, SrcLoc::current())[0];
+}
+
+ST entry_rows(const ST& indptr, const DimExpr& nse) {
+  return searchsorted(i64(indptr), iota(Shape{nse}, 0, I64), "right") - int64_t{1};
 }
 
 ST matmul(const ST& a, const SparseTensor& b) {

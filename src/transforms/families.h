@@ -1,6 +1,10 @@
 // Private to the transforms layer: the family installers that fill the rule tables, and shared emission helpers.
 #pragma once
 
+#include <functional>
+#include <span>
+#include <vector>
+
 #include "evoxc/transforms/decompose.h"
 #include "evoxc/transforms/rules.h"
 
@@ -40,6 +44,15 @@ inline SymbolicTensor emit_op1(const OpDef& def, std::initializer_list<SymbolicT
     static const ::evoxc::OpDef& evoxc_op_def = ::evoxc::get_op(name); \
     return evoxc_op_def;                                               \
   }())
+
+// `fn` (op functions over one batch element's operands, of types `row`) vmapped over a new leading batch axis of
+// extent `size` — axes[i] is AxisTree(0) for a batched operand, AxisTree::none() for a shared one — and called on
+// `args` inside the current trace: how a rule batches a computation it writes itself (a decomposition, a portable
+// form) without a batching rule of its own. Results batched at axis 0.
+using TracedFn = std::function<std::vector<SymbolicTensor>(std::span<const SymbolicTensor>)>;
+std::vector<SymbolicTensor> call_vmapped(const TracedFn& fn, const std::vector<TensorType>& row,
+                                         std::vector<Tree<int64_t>> axes, const DimExpr& size,
+                                         const std::vector<SymbolicTensor>& args);
 
 // The primal with zero tangents: non-differentiable points held constant (floor, sign), and
 // entries of ops with only integer or bool results (the driver never asks those).

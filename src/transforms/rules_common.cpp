@@ -1,6 +1,9 @@
 // The rule tables (built once from the family installers) and the helpers every rule shares.
 #include <numeric>
 
+#include "evoxc/trace/call.h"
+#include "evoxc/trace/trace.h"
+#include "evoxc/transforms/transforms.h"
 #include "transforms/families.h"
 
 namespace evoxc::transforms {
@@ -195,6 +198,26 @@ JvpResult linear_jvp(JvpContext& ctx, const Operation& op, std::span<const Symbo
 
 SymbolicTensor JvpContext::instantiate(const SymbolicTensor& tangent, const TensorType& type) {
   return tangent.defined() ? tangent : zeros(type);
+}
+
+std::vector<SymbolicTensor> call_vmapped(const TracedFn& fn, const std::vector<TensorType>& row,
+                                         std::vector<Tree<int64_t>> axes, const DimExpr& size,
+                                         const std::vector<SymbolicTensor>& args) {
+  std::vector<TraceArg> specs;
+  for (const TensorType& t : row) specs.push_back(arg_leaf(TensorSpec(t.shape, t.dtype)));
+  Graph one = trace_dynamic(
+      [&](const std::vector<TracedArg>& in) {
+        std::vector<SymbolicTensor> xs;
+        for (const TracedArg& x : in) xs.push_back(std::get<SymbolicTensor>(x.leaf()));
+        std::vector<Tree<SymbolicTensor>> outs;
+        for (const SymbolicTensor& r : fn(xs)) outs.emplace_back(r);
+        return Tree<SymbolicTensor>::tuple(std::move(outs));
+      },
+      specs);
+  Graph batched = vectorize(one, AxisTree::tuple(std::move(axes)), AxisTree(0), size);
+  std::vector<Tree<SymbolicTensor>> in;
+  for (const SymbolicTensor& a : args) in.emplace_back(a);
+  return call(batched, Tree<SymbolicTensor>::tuple(std::move(in))).flatten();
 }
 
 }  // namespace evoxc::transforms

@@ -9,10 +9,8 @@
 #include <vector>
 
 #include "evoxc/ops/external.h"
-#include "evoxc/trace/call.h"
 #include "evoxc/trace/extension.h"
 #include "evoxc/trace/ops.h"
-#include "evoxc/trace/trace.h"
 #include "evoxc/transforms/transforms.h"
 #include "transforms/families.h"
 
@@ -74,7 +72,7 @@ std::vector<ST> external_portable(const Operation& op, std::span<const ST> opera
   DimExpr rows(1);
   for (const DimExpr& b : batch) rows = rows * b;
   std::vector<ST> args;
-  std::vector<TraceArg> specs;
+  std::vector<TensorType> row_types;
   for (const ST& a : operands) {
     std::vector<DimExpr> full = batch, flat{rows}, row;
     const auto lead = static_cast<std::ptrdiff_t>(levels);
@@ -82,22 +80,15 @@ std::vector<ST> external_portable(const Operation& op, std::span<const ST> opera
     flat.insert(flat.end(), a.shape().begin() + lead, a.shape().end());
     row.insert(row.end(), a.shape().begin() + lead, a.shape().end());
     args.push_back(reshape(broadcast_to(a, Shape(std::move(full))), Shape(std::move(flat))));
-    specs.push_back(arg_leaf(TensorSpec(Shape(std::move(row)), a.dtype())));
+    row_types.emplace_back(a.dtype(), Shape(std::move(row)));
   }
-  Graph one = trace_dynamic(
-      [&](const std::vector<TracedArg>& in) {
-        std::vector<ST> xs;
-        for (const TracedArg& x : in) xs.push_back(std::get<ST>(x.leaf()));
+  std::vector<ST> outs = call_vmapped(
+      [&](std::span<const ST> xs) {
         std::vector<ST> per_row = (*portable)(xs);
         check_portable(op, name, per_row, levels);
-        std::vector<Tree<ST>> kids(per_row.begin(), per_row.end());
-        return Tree<ST>::tuple(std::move(kids));
+        return per_row;
       },
-      specs);
-  Graph fn = vmap(one, AxisTree(0), AxisTree(0), rows);
-  std::vector<Tree<ST>> in_leaves;
-  for (const ST& a : args) in_leaves.emplace_back(a);
-  std::vector<ST> outs = call(fn, Tree<ST>::tuple(std::move(in_leaves))).flatten();
+      row_types, std::vector<AxisTree>(args.size(), AxisTree(0)), rows, args);
   for (size_t i = 0; i < outs.size(); ++i) outs[i] = reshape(outs[i], op.result(i)->type().shape);
   return outs;
 }

@@ -9,11 +9,10 @@
 // compiled backends run, so sparse products compile everywhere (the structure checks stay the interpreter's).
 #include <vector>
 
-#include "evoxc/trace/call.h"
 #include "evoxc/trace/indexing.h"
 #include "evoxc/trace/layout.h"
 #include "evoxc/trace/ops.h"
-#include "evoxc/trace/trace.h"
+#include "evoxc/trace/sparse.h"
 #include "evoxc/transforms/transforms.h"
 #include "transforms/families.h"
 
@@ -24,13 +23,6 @@ using ST = SymbolicTensor;
 
 bool transposed(const Operation& op) { return attr_flag(op, "transpose"); }
 
-// The row of each stored entry of a CSR structure: the last r with indptr[r] <= k (-1 or rows for entries
-// outside indptr's range, which scatter drops and gather clamps).
-ST entry_rows(const ST& indptr, const ST& indices) {
-  ST k = iota(Shape{indices.shape()[0]}, 0, DType::I64);
-  return searchsorted(astype(indptr, DType::I64), k, "right") - int64_t{1};
-}
-
 // values[k] * rows of `b` at `at`, as (nse,) or (nse, N).
 ST scaled_rows(const ST& values, const ST& b, const ST& at) {
   ST g = take(b, at, 0);
@@ -39,7 +31,7 @@ ST scaled_rows(const ST& values, const ST& b, const ST& at) {
 
 std::vector<ST> csr_matmul_decomposition(const Operation& op, std::span<const ST> in) {
   const TensorType& out = op.result(0)->type();
-  ST rows = entry_rows(in[0], in[1]);
+  ST rows = sparse::entry_rows(in[0], in[1].shape()[0]);
   ST cols = astype(in[1], DType::I64);
   const bool t = transposed(op);
   ST contrib = scaled_rows(in[2], in[3], t ? rows : cols);
@@ -50,31 +42,21 @@ std::vector<ST> validate_decomposition(const Operation&, std::span<const ST> in)
   return std::vector<ST>(in.begin(), in.end());
 }
 
-// vmap through the op's decomposition: traced over one batch element's operand types, vmapped over the batched
-// operands, called on them.
+// vmap through the op's decomposition, over the batched operands.
 std::vector<BatchArg> batch_by_decomposition(BatchContext& ctx, const Operation& op, std::span<const BatchArg> args) {
   const DecomposeRule& rule = decompositions().get(op);
-  std::vector<TraceArg> specs;
+  std::vector<TensorType> row;
   std::vector<AxisTree> axes;
-  std::vector<Tree<ST>> values;
+  std::vector<ST> values;
   for (size_t i = 0; i < args.size(); ++i) {
-    const TensorType& t = op.operand(i)->type();
-    specs.push_back(arg_leaf(TensorSpec(t.shape, t.dtype)));
+    row.push_back(op.operand(i)->type());
     axes.push_back(args[i].batched ? AxisTree(0) : AxisTree::none());
-    values.emplace_back(args[i].v);
+    values.push_back(args[i].v);
   }
-  Graph one = trace_dynamic(
-      [&](const std::vector<TracedArg>& in) {
-        std::vector<ST> xs;
-        for (const TracedArg& x : in) xs.push_back(std::get<ST>(x.leaf()));
-        std::vector<Tree<ST>> outs;
-        for (const ST& r : rule(op, xs)) outs.emplace_back(r);
-        return Tree<ST>::tuple(std::move(outs));
-      },
-      specs);
-  Graph batched = vmap(one, AxisTree::tuple(std::move(axes)), AxisTree(0), ctx.size());
   std::vector<BatchArg> out;
-  for (const ST& r : call(batched, Tree<ST>::tuple(std::move(values))).flatten()) out.push_back({r, true});
+  for (const ST& r :
+       call_vmapped([&](std::span<const ST> xs) { return rule(op, xs); }, row, std::move(axes), ctx.size(), values))
+    out.push_back({r, true});
   return out;
 }
 
@@ -138,7 +120,7 @@ std::vector<ST> csr_matmul_transpose(TransposeContext&, const Operation& op, std
   }
   if (linear[2]) {
     // ct_values[k] = <ct[row_k], B[col_k]> (A @ B), <B[row_k], ct[col_k]> (A^T @ B).
-    ST rows = entry_rows(in[0], in[1]);
+    ST rows = sparse::entry_rows(in[0], in[1].shape()[0]);
     ST cols = astype(in[1], DType::I64);
     ST g_ct = take(ct, t ? cols : rows, 0);
     ST g_b = take(in[3], t ? rows : cols, 0);

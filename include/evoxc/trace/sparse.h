@@ -67,4 +67,9 @@ SparseTensor concatenate(const std::vector<SparseTensor>& xs, int64_t axis = 0);
 SymbolicTensor matmul(const SparseTensor& a, const SymbolicTensor& b);
 SymbolicTensor matmul(const SymbolicTensor& a, const SparseTensor& b);
 
+// The row (CSC: column) of each of the `nse` stored entries of a compressed structure: the last r with
+// indptr[r] <= k, int64 — -1 or the row count for entries outside indptr's range (scatter drops those, gather
+// clamps them). The transform rules of sparse_csr_matmul use it too.
+SymbolicTensor entry_rows(const SymbolicTensor& indptr, const DimExpr& nse);
+
 }  // namespace evoxc::sparse
